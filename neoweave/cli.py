@@ -1,0 +1,212 @@
+"""`neoweave` command line: a thin layer over config, stores and the graph schema.
+
+Errors print as one line (what failed, and what to do) unless `--debug` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from neoweave.config import Settings, load_settings
+from neoweave.errors import NeoweaveError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="neoweave: documents into one knowledge graph; questions answered by traversing it.")
+server_app = typer.Typer(no_args_is_help=True, help="The embedded FalkorDB server (the default store).")
+app.add_typer(server_app, name="server")
+
+console = Console()
+err_console = Console(stderr=True)
+log = logging.getLogger("neoweave")
+
+
+class _State:
+    config: Path | None = None
+    store: str | None = None
+    data_dir: Path | None = None
+    debug: bool = False
+
+
+state = _State()
+
+
+def settings() -> Settings:
+    return load_settings(state.config, overrides={"store": {"backend": state.store},
+                                                  "falkordb": {"data_dir": state.data_dir}})
+
+
+@app.callback()
+def _global(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="neoweave.toml to read")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="falkordb (embedded default) or neo4j")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="embedded store directory")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="full tracebacks and debug logs")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="info logs")] = False,
+) -> None:
+    state.config, state.store, state.data_dir, state.debug = config, store, data_dir, debug
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _open():
+    from neoweave.store import open_store
+
+    return open_store(settings())
+
+
+@app.command()
+def init() -> None:
+    """Apply the graph schema (constraints, vector and full-text indexes) and record the Meta node."""
+    from neoweave.embeddings import resolve_dimension
+
+    cfg = settings()
+    dimension = resolve_dimension(cfg.embedding)
+    with _open() as store:
+        created = store.apply_schema(cfg.embedding.model, dimension)
+        health = store.health()
+    console.print(f"schema applied on {health['backend']} ({health['address']}): "
+                  f"{len(created)} new constraints/indexes, embedding model {cfg.embedding.model} "
+                  f"(dimension {dimension})")
+
+
+@app.command()
+def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
+    """Counts per label and relationship type, indexes, schema version and embedding model."""
+    with _open() as store:
+        health = store.health()
+        meta = store.read_meta()
+        counts = store.counts()
+        indexes = store.indexes()
+        constraints = store.constraints()
+    if as_json:
+        print(json.dumps({"store": health, "meta": meta, "nodes": counts.nodes,
+                          "relationships": counts.relationships, "indexes": indexes,
+                          "constraints": constraints}, default=str, indent=2))
+        return
+    console.print(f"[bold]store[/bold]: {health['backend']} at {health['address']} "
+                  f"({'ok' if health['ok'] else 'NOT ANSWERING'})")
+    if meta is None:
+        console.print("[yellow]graph not initialised[/yellow]: run `neoweave init`")
+    else:
+        console.print(f"[bold]schema[/bold] v{meta['schema_version']}, embedding model "
+                      f"{meta['embedding_model']} (dimension {meta['dimension']}), created {meta['created_at']}")
+    table = Table("label", "nodes", title="nodes")
+    for label, count in sorted(counts.nodes.items()):
+        table.add_row(label, str(count))
+    console.print(table)
+    table = Table("type", "relationships", title="relationships")
+    for rel, count in sorted(counts.relationships.items()):
+        table.add_row(rel, str(count))
+    console.print(table)
+    table = Table("index", "type", "labels", "properties", "state", title="indexes")
+    for index in indexes:
+        table.add_row(str(index["name"]), str(index["type"]), ",".join(index["labels"] or []),
+                      ",".join(index["properties"] or []), str(index["state"]))
+    console.print(table)
+    console.print(f"{len(constraints)} uniqueness constraints")
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise NeoweaveError(f"--param {text!r} is not KEY=VALUE")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+@app.command()
+def cypher(
+    query: Annotated[str, typer.Argument(help="a Cypher query (read-only unless --write)")],
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="KEY=VALUE (VALUE parsed as JSON)")] = None,
+    write: Annotated[bool, typer.Option("--write", help="allow clauses that change the graph")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="rows as JSON lines")] = False,
+) -> None:
+    """Run a Cypher query against the graph and print the rows."""
+    params = dict(_parse_param(p) for p in param or [])
+    with _open() as store:
+        rows = store.query(query, params, write=write)
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str))
+        return
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = Table(*rows[0].keys())
+    for row in rows:
+        table.add_row(*(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row.values()))
+    console.print(table)
+    console.print(f"{len(rows)} rows")
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start (or reuse) the embedded FalkorDB server of the data directory."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    socket = server.ensure_running()
+    console.print(f"FalkorDB running: pid {server.pid()}, socket {socket}, data {server.paths.data_dir}")
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the embedded FalkorDB server (it flushes its append-only file first)."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    console.print("stopped" if server.stop() else "no server was running")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Whether the embedded server is running, and where."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    pid = server.pid()
+    console.print(f"running: pid {pid}, socket {server.socket_path}" if server.is_running()
+                  else f"not running (data directory {server.paths.data_dir})")
+
+
+def main() -> None:
+    """Entry point: run the app, turning neoweave errors into one clear line."""
+    try:
+        app(standalone_mode=False)
+    except NeoweaveError as exc:
+        if state.debug:
+            raise
+        err_console.print(f"[red]error[/red]: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+                          highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # a bug or an unexpected environment problem: still one line
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if state.debug:
+            raise
+        err_console.print(f"[red]error[/red]: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the "
+                          "full traceback", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Configuration: defaults, then `neoweave.toml`, then `NEOWEAVE_*` environment variables, then CLI flags.
+
+Secrets (the Neo4j password, API keys) come from the environment; they may appear in the file but are
+never logged or printed (`Settings.redacted()`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from neoweave.errors import ConfigError
+
+CONFIG_FILENAME = "neoweave.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class StoreSettings(_Section):
+    backend: Literal["falkordb", "neo4j"] = "falkordb"
+    batch_size: int = Field(500, ge=1, le=100_000, description="rows per UNWIND $rows write")
+
+
+class FalkorDBSettings(_Section):
+    data_dir: Path = Field(Path(".neoweave"), description="server data: append-only file, socket, logs")
+    graph: str = Field("neoweave", pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+    ef_runtime: int = Field(100, ge=1, le=10_000, description="HNSW search breadth (FalkorDB's default 10)")
+    appendfsync: Literal["always", "everysec", "no"] = "everysec"
+    start_timeout: float = Field(20.0, gt=0)
+
+
+class Neo4jSettings(_Section):
+    uri: str = "bolt://localhost:7687"
+    user: str = "neo4j"
+    password: SecretStr = SecretStr("")
+    database: str = "neo4j"
+
+
+class EmbeddingSettings(_Section):
+    model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name or path")
+    dimension: int | None = Field(None, ge=1, le=8192, description="if unset, read from the model")
+
+
+class Settings(_Section):
+    store: StoreSettings = StoreSettings()
+    falkordb: FalkorDBSettings = FalkorDBSettings()
+    neo4j: Neo4jSettings = Neo4jSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    config_path: Path | None = None
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as a dict safe to print: secrets masked."""
+        data = self.model_dump(mode="json")
+        data["neo4j"]["password"] = "***" if self.neo4j.password.get_secret_value() else ""
+        return data
+
+
+# (environment variable, section, field)
+ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
+    ("NEOWEAVE_STORE", "store", "backend"),
+    ("NEOWEAVE_BATCH_SIZE", "store", "batch_size"),
+    ("NEOWEAVE_DATA_DIR", "falkordb", "data_dir"),
+    ("NEOWEAVE_GRAPH", "falkordb", "graph"),
+    ("NEOWEAVE_EF_RUNTIME", "falkordb", "ef_runtime"),
+    ("NEOWEAVE_NEO4J_URI", "neo4j", "uri"),
+    ("NEOWEAVE_NEO4J_USER", "neo4j", "user"),
+    ("NEOWEAVE_NEO4J_PASSWORD", "neo4j", "password"),
+    ("NEOWEAVE_NEO4J_DATABASE", "neo4j", "database"),
+    ("NEOWEAVE_EMBEDDING_MODEL", "embedding", "model"),
+    ("NEOWEAVE_EMBEDDING_DIMENSION", "embedding", "dimension"),
+)
+
+
+def _describe(error: ValidationError, origin: str) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{origin}: invalid value for '{where}': {first['msg']}"
+
+
+def load_settings(
+    path: str | Path | None = None,
+    *,
+    overrides: dict[str, dict[str, Any]] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Settings:
+    """Build settings from file, environment and explicit overrides (highest precedence last)."""
+    environ = dict(os.environ) if environ is None else environ
+    data: dict[str, dict[str, Any]] = {}
+    config_path: Path | None = None
+    if path is None and environ.get("NEOWEAVE_CONFIG"):
+        path = environ["NEOWEAVE_CONFIG"]
+    if path is not None:
+        config_path = Path(path)
+        if not config_path.is_file():
+            raise ConfigError(f"config file not found: {config_path}", hint="check --config / NEOWEAVE_CONFIG")
+    elif Path(CONFIG_FILENAME).is_file():
+        config_path = Path(CONFIG_FILENAME)
+    if config_path is not None:
+        try:
+            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_path}: not valid TOML: {exc}") from exc
+        try:
+            Settings.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, str(config_path))) from exc
+
+    for variable, section, field in ENV_OVERRIDES:
+        value = environ.get(variable)
+        if value not in (None, ""):
+            data.setdefault(section, {})[field] = value
+            try:
+                Settings.model_validate(data)
+            except ValidationError as exc:
+                raise ConfigError(_describe(exc, f"environment variable {variable}")) from exc
+
+    for section, fields in (overrides or {}).items():
+        for field, value in fields.items():
+            if value is not None:
+                data.setdefault(section, {})[field] = value
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, "option")) from exc
+    settings.config_path = config_path
+    return settings

@@ -1,0 +1,15 @@
+// Top-k nodes of a vector index with an optional exact-match property filter.
+// FalkorDB's score is the cosine distance 1 - cos; it is mapped to cos so both backends agree.
+// @param label: STRING  indexed label (from graph_schema)
+// @param property: STRING  indexed property (from graph_schema)
+// @param fetch_k: INTEGER  neighbours fetched from the index (over-fetched when filtering)
+// @param k: INTEGER  hits returned
+// @param embedding: VECTOR  query vector (L2-normalised)
+// @param filter: MAP  property -> required value; empty map for no filter
+CALL db.idx.vector.queryNodes($label, $property, $fetch_k, vecf32($embedding)) YIELD node, score
+// ($filter is bound to a variable first: FalkorDB mis-evaluates $param[key] inside a list predicate after WITH)
+WITH node, 1 - score AS score, $filter AS filter
+WHERE all(prop IN keys(filter) WHERE node[prop] = filter[prop])
+RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
+ORDER BY score DESC
+LIMIT $k

@@ -1,0 +1,207 @@
+"""Named Cypher statements: one `.cypher` file per statement, loaded by name, rendered per backend.
+
+A statement is written once in the Cypher subset both backends run. The few spots where the dialects
+differ are written as macros that render per backend:
+
+- ``{{vector EXPR}}``: a list of floats stored as a vector (FalkorDB needs ``vecf32()``).
+- ``{{cosine A B}}``: cosine similarity in [-1, 1] (FalkorDB: 1 - vec.cosineDistance; Neo4j:
+  2 * vector.similarity.cosine - 1, since Neo4j's cosine is (1 + cos) / 2).
+- ``{{vector_nodes INDEX K EMBEDDING}}``: top-K nodes of a schema vector index, yielding ``node`` and
+  ``score`` (cosine similarity in [-1, 1] on both backends).
+- ``{{fulltext_nodes INDEX QUERY}}``: BM25 hits of a schema full-text index, yielding ``node, score``.
+
+A statement that cannot be expressed with macros (DDL listings, procedures with different signatures)
+lives in ``cypher/<backend>/<name>.cypher``, which overrides the shared file for that backend. A name
+that exists for one backend only (``await_indexes`` on Neo4j) is simply not loadable on the other.
+
+File header: ``// @param NAME: TYPE  description`` declares each parameter (TYPE one of INTEGER, FLOAT,
+STRING, BOOLEAN, LIST, MAP, VECTOR, ANY); other ``//`` lines document why the statement exists. The
+declared parameters must match the ``$names`` used, and callers must pass exactly those.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from neoweave.errors import StatementError
+from neoweave.graph_schema.model import SCHEMA
+from neoweave.graph_schema.render import BACKENDS, Backend
+
+PARAM_TYPES = ("INTEGER", "FLOAT", "STRING", "BOOLEAN", "LIST", "MAP", "VECTOR", "ANY")
+_PARAM_LINE = re.compile(r"^//\s*@param\s+([A-Za-z_]\w*)\s*:\s*([A-Z]+)\s*(.*)$")
+_MACRO = re.compile(r"\{\{\s*(\w+)((?:\s+[^\s}]+)*)\s*\}\}")
+_PARAM_USE = re.compile(r"\$([A-Za-z_]\w*)")
+_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|//[^\n]*|`[^`]*`")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A statement rendered for one backend."""
+
+    name: str
+    backend: Backend
+    text: str
+    params: tuple[Param, ...]
+    source: str
+    doc: str
+
+    @property
+    def param_names(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.params)
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        """Callers pass exactly the declared parameters: a missing or unexpected one is a bug."""
+        given = set(params)
+        missing = self.param_names - given
+        unexpected = given - self.param_names
+        if missing or unexpected:
+            parts = []
+            if missing:
+                parts.append(f"missing {sorted(missing)}")
+            if unexpected:
+                parts.append(f"unexpected {sorted(unexpected)}")
+            raise StatementError(f"statement '{self.name}' ({self.source}): " + ", ".join(parts))
+
+
+def _vector_index_target(index_name: str, statement: str) -> tuple[str, str]:
+    try:
+        index = SCHEMA.vector_index(index_name)
+    except KeyError as exc:
+        raise StatementError(f"statement '{statement}': {exc.args[0]}") from None
+    return index.label, index.property
+
+
+def _render_macro(backend: Backend, name: str, args: list[str], statement: str) -> str:
+    def need(count: int) -> None:
+        if len(args) != count:
+            raise StatementError(f"statement '{statement}': macro {{{{{name}}}}} takes {count} arguments, "
+                                 f"got {len(args)}: {args}")
+
+    if name == "vector":
+        need(1)
+        return f"vecf32({args[0]})" if backend == "falkordb" else args[0]
+    if name == "cosine":
+        need(2)
+        a, b = args
+        if backend == "falkordb":
+            return f"(1 - vec.cosineDistance({a}, {b}))"
+        return f"(2 * vector.similarity.cosine({a}, {b}) - 1)"
+    if name == "vector_nodes":
+        need(3)
+        index, k, embedding = args
+        label, prop = _vector_index_target(index, statement)
+        if backend == "falkordb":
+            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {k}, vecf32({embedding})) "
+                    f"YIELD node, score AS distance WITH *, 1 - distance AS score")
+        return (f"CALL db.index.vector.queryNodes('{index}', {k}, {embedding}) "
+                f"YIELD node, score AS similarity WITH *, 2 * similarity - 1 AS score")
+    if name == "fulltext_nodes":
+        need(2)
+        index, query = args
+        try:
+            fulltext = SCHEMA.fulltext_index(index)
+        except KeyError as exc:
+            raise StatementError(f"statement '{statement}': {exc.args[0]}") from None
+        if backend == "falkordb":
+            return f"CALL db.idx.fulltext.queryNodes('{fulltext.label}', {query}) YIELD node, score"
+        return f"CALL db.index.fulltext.queryNodes('{index}', {query}) YIELD node, score"
+    raise StatementError(f"statement '{statement}': unknown macro {{{{{name}}}}}")
+
+
+def _code_only(text: str) -> str:
+    """The statement with string literals, quoted names and comments blanked out."""
+    return _STRING_OR_COMMENT.sub(" ", text)
+
+
+def _parse(name: str, backend: Backend, raw: str, source: str) -> Statement:
+    params: list[Param] = []
+    doc_lines: list[str] = []
+    body_lines: list[str] = []
+    for line in raw.splitlines():
+        stripped = line.strip()
+        match = _PARAM_LINE.match(stripped)
+        if match:
+            pname, ptype, pdoc = match.groups()
+            if ptype not in PARAM_TYPES:
+                raise StatementError(f"{source}: parameter {pname} has unknown type {ptype}; "
+                                     f"use one of {PARAM_TYPES}")
+            params.append(Param(pname, ptype, pdoc.strip()))
+        elif stripped.startswith("//") and not body_lines:
+            doc_lines.append(stripped.lstrip("/ ").rstrip())
+        elif stripped or body_lines:
+            body_lines.append(line.rstrip())
+    body = "\n".join(body_lines).strip()
+    if not body:
+        raise StatementError(f"{source}: empty statement")
+    rendered = _MACRO.sub(
+        lambda m: _render_macro(backend, m.group(1), m.group(2).split(), name), body
+    )
+    used = set(_PARAM_USE.findall(_code_only(rendered)))
+    declared = {p.name for p in params}
+    if used != declared:
+        raise StatementError(
+            f"{source}: declared parameters {sorted(declared)} do not match used {sorted(used)}",
+            hint="add or remove '// @param NAME: TYPE' lines",
+        )
+    return Statement(name, backend, rendered, tuple(params), source, " ".join(doc_lines).strip())
+
+
+@cache
+def _files() -> dict[str | None, dict[str, Any]]:
+    root = resources.files("neoweave.cypher")
+    found: dict[str | None, dict[str, Any]] = {None: {}}
+    for backend in BACKENDS:
+        found[backend] = {}
+        folder = root / backend
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                if entry.name.endswith(".cypher"):
+                    found[backend][entry.name[: -len(".cypher")]] = entry
+    for entry in root.iterdir():
+        if entry.name.endswith(".cypher"):
+            found[None][entry.name[: -len(".cypher")]] = entry
+    return found
+
+
+@cache
+def statement_names(backend: Backend | None = None) -> tuple[str, ...]:
+    """Statement names available for `backend` (shared plus its own), or every name when None."""
+    files = _files()
+    names: set[str] = set(files[None])
+    for owner, by_name in files.items():
+        if backend is None or owner == backend:
+            names.update(by_name)
+    for name in names:
+        if not _NAME.match(name):
+            raise StatementError(f"cypher file name {name!r} must be lower_snake_case")
+    return tuple(sorted(names))
+
+
+@cache
+def load(name: str, backend: Backend) -> Statement:
+    """The statement `name` rendered for `backend` (per-backend file first, then shared)."""
+    if backend not in BACKENDS:
+        raise StatementError(f"unknown backend {backend!r}")
+    files = _files()
+    entry = files[backend].get(name) or files[None].get(name)
+    if entry is None:
+        raise StatementError(f"no Cypher statement named '{name}' for {backend}",
+                             hint=f"known: {', '.join(statement_names(backend))}")
+    source = f"neoweave/cypher/{backend + '/' if name in files[backend] else ''}{name}.cypher"
+    return _parse(name, backend, entry.read_text(encoding="utf-8"), source)
+
+
+def all_statements(backend: Backend) -> list[Statement]:
+    return [load(name, backend) for name in statement_names(backend)]

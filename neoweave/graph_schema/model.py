@@ -1,0 +1,199 @@
+"""The graph model as data: every label, relationship type and index of the platform.
+
+This module is the single source of truth. DDL for each backend, the Cypher linter's DbSchema and the
+label/type checks over `neoweave/cypher/*.cypher` are all derived from `SCHEMA`; adding a label is a
+one-place change here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class NodeLabel:
+    """A node label with its unique key and the properties statements may read or write."""
+
+    name: str
+    key: str
+    properties: tuple[str, ...]
+    extra_labels: tuple[str, ...] = ()
+    indexed: tuple[str, ...] = ()
+    """Non-key properties that get a range index (lookups such as "all chunks of a document")."""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class RelType:
+    """A relationship type with its endpoint labels and properties."""
+
+    name: str
+    start: str
+    end: str
+    properties: tuple[str, ...] = ()
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """A cosine vector index on one node property; its dimension comes from the embedding model."""
+
+    name: str
+    label: str
+    property: str
+
+
+@dataclass(frozen=True)
+class FulltextIndex:
+    """A full-text (BM25) index over one or more string properties of a label."""
+
+    name: str
+    label: str
+    properties: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GraphSchema:
+    version: int
+    labels: tuple[NodeLabel, ...]
+    relationships: tuple[RelType, ...]
+    vector_indexes: tuple[VectorIndex, ...]
+    fulltext_indexes: tuple[FulltextIndex, ...]
+    _by_name: dict[str, NodeLabel] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        names = [label.name for label in self.labels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate node label in schema: {names}")
+        self._by_name.update({label.name: label for label in self.labels})
+        for rel in self.relationships:
+            for end in (rel.start, rel.end):
+                if end not in self._by_name:
+                    raise ValueError(f"relationship {rel.name} refers to unknown label {end}")
+        for index in (*self.vector_indexes, *self.fulltext_indexes):
+            if index.label not in self._by_name:
+                raise ValueError(f"index {index.name} refers to unknown label {index.label}")
+
+    def label(self, name: str) -> NodeLabel:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"unknown node label {name!r}; known: {sorted(self._by_name)}") from None
+
+    def vector_index(self, name: str) -> VectorIndex:
+        for index in self.vector_indexes:
+            if index.name == name:
+                return index
+        known = [i.name for i in self.vector_indexes]
+        raise KeyError(f"unknown vector index {name!r}; known: {known}")
+
+    def fulltext_index(self, name: str) -> FulltextIndex:
+        for index in self.fulltext_indexes:
+            if index.name == name:
+                return index
+        known = [i.name for i in self.fulltext_indexes]
+        raise KeyError(f"unknown full-text index {name!r}; known: {known}")
+
+    @property
+    def all_label_names(self) -> list[str]:
+        """Every label a node may carry, including secondary ones such as `__Entity__`."""
+        names: list[str] = []
+        for label in self.labels:
+            names.append(label.name)
+            names.extend(extra for extra in label.extra_labels if extra not in names)
+        return names
+
+    @property
+    def relationship_names(self) -> list[str]:
+        return sorted({rel.name for rel in self.relationships})
+
+    @property
+    def property_keys(self) -> list[str]:
+        keys: set[str] = set()
+        for label in self.labels:
+            keys.update(label.properties)
+            keys.add(label.key)
+        for rel in self.relationships:
+            keys.update(rel.properties)
+        return sorted(keys)
+
+
+# Properties every derived element carries so it can be rebuilt or deleted when its source changes.
+_PROVENANCE = ("method", "source", "created_at")
+
+SCHEMA = GraphSchema(
+    version=SCHEMA_VERSION,
+    labels=(
+        NodeLabel(
+            "Document",
+            key="id",
+            properties=("title", "url", "source", "path", "published_at", "content_hash", "format",
+                        "metadata_json", "created_at", "updated_at"),
+            indexed=("url", "path"),
+            doc="One source document (an HTML page, a JSONL record, a text file).",
+        ),
+        NodeLabel(
+            "Section",
+            key="id",
+            properties=("doc_id", "anchor", "title", "url", "order", "level", "start", "end",
+                        "unresolved_links_json", "external_links_json"),
+            indexed=("doc_id", "url"),
+            doc="A titled part of a document; hyperlinks point at sections.",
+        ),
+        NodeLabel(
+            "Chunk",
+            key="id",
+            properties=("doc_id", "section_id", "text", "order", "start", "end", "embedding",
+                        "token_count", "path", "path_embedding"),
+            indexed=("doc_id",),
+            doc="A retrievable span of text with its embedding.",
+        ),
+        NodeLabel(
+            "Entity",
+            key="id",
+            properties=("name", "type", "description", "aliases", "embedding", *_PROVENANCE),
+            indexed=("name",),
+            extra_labels=("__Entity__",),
+            doc="A named thing extracted from chunks; also labelled __Entity__ by convention.",
+        ),
+        NodeLabel(
+            "Community",
+            key="id",
+            properties=("level", "title", "summary", "rank", "embedding", "size", *_PROVENANCE),
+            doc="A Leiden community of entities with its report.",
+        ),
+        NodeLabel("Tag", key="name", properties=("kind", *_PROVENANCE), doc="An Orion-RAG topic tag."),
+        NodeLabel(
+            "Meta",
+            key="id",
+            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at"),
+            doc="One node recording the schema version and the embedding model the graph was built with.",
+        ),
+    ),
+    relationships=(
+        RelType("HAS_SECTION", "Document", "Section"),
+        RelType("HAS_CHUNK", "Section", "Chunk"),
+        RelType("NEXT_CHUNK", "Chunk", "Chunk"),
+        RelType("LINKS_TO", "Section", "Section",
+                properties=("url", "anchor", "context", "context_embedding", "text", "order")),
+        RelType("MENTIONS", "Chunk", "Entity", properties=("count", *_PROVENANCE)),
+        RelType("RELATED", "Entity", "Entity",
+                properties=("type", "description", "weight", "chunk_ids", *_PROVENANCE)),
+        RelType("RST", "Chunk", "Chunk", properties=("relation", "weight", "reason", *_PROVENANCE)),
+        RelType("IN_COMMUNITY", "Entity", "Community", properties=("level",)),
+        RelType("PARENT_COMMUNITY", "Community", "Community"),
+        RelType("TAGGED", "Chunk", "Tag", properties=("weight", *_PROVENANCE)),
+        RelType("TAGGED", "Document", "Tag", properties=("weight", *_PROVENANCE)),
+    ),
+    vector_indexes=(
+        VectorIndex("chunk_embedding", "Chunk", "embedding"),
+        VectorIndex("entity_embedding", "Entity", "embedding"),
+        VectorIndex("community_embedding", "Community", "embedding"),
+    ),
+    fulltext_indexes=(
+        FulltextIndex("chunk_text", "Chunk", ("text",)),
+        FulltextIndex("entity_name", "Entity", ("name",)),
+    ),
+)

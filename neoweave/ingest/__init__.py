@@ -1,0 +1,1 @@
+"""Ingest: documents into the lexical and hyperlink graph."""

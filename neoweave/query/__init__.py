@@ -1,0 +1,1 @@
+"""Query: retrieval strategies over the stored graph."""

@@ -1,0 +1,41 @@
+"""Graph stores behind one interface: Neo4j (production) and FalkorDB (embedded default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neoweave.config import Settings
+from neoweave.store.base import Counts, GraphStore, Hit
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+
+__all__ = ["Counts", "EmbeddedFalkorDB", "GraphStore", "Hit", "embedded_server", "open_store"]
+
+
+def embedded_server(settings: Settings) -> EmbeddedFalkorDB:
+    return EmbeddedFalkorDB(
+        Path(settings.falkordb.data_dir),
+        appendfsync=settings.falkordb.appendfsync,
+        start_timeout=settings.falkordb.start_timeout,
+    )
+
+
+def open_store(settings: Settings) -> GraphStore:
+    """The configured store. Connections open lazily; the embedded server starts on first use."""
+    if settings.store.backend == "neo4j":
+        from neoweave.store.neo4j_store import Neo4jStore
+
+        return Neo4jStore(
+            uri=settings.neo4j.uri,
+            user=settings.neo4j.user,
+            password=settings.neo4j.password.get_secret_value(),
+            database=settings.neo4j.database,
+            batch_size=settings.store.batch_size,
+        )
+    from neoweave.store.falkordb_store import FalkorDBStore
+
+    return FalkorDBStore(
+        server=embedded_server(settings),
+        graph=settings.falkordb.graph,
+        ef_runtime=settings.falkordb.ef_runtime,
+        batch_size=settings.store.batch_size,
+    )

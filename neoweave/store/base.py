@@ -1,0 +1,227 @@
+"""The GraphStore interface every backend implements, and what it returns."""
+
+from __future__ import annotations
+
+import logging
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from neoweave.cypher import registry
+from neoweave.cypher.registry import Statement
+from neoweave.errors import ReadOnlyViolation, SchemaMismatch
+from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION, GraphSchema
+from neoweave.graph_schema.render import Backend, DdlStep
+
+log = logging.getLogger(__name__)
+
+META_ID = "meta"
+VECTOR_PROPERTIES = frozenset({"embedding", "context_embedding", "path_embedding"})
+# Clauses and procedures that change the graph; `neoweave cypher` refuses them unless --write.
+_WRITE_WORDS = re.compile(
+    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|FOREACH|LOAD\s+CSV|ALTER|RENAME|GRANT|DENY|REVOKE)\b"
+    r"|\bCALL\s+(db\.(create|idx\.\w+\.(create|drop))|apoc\.|gds\.|dbms\.)",
+    re.IGNORECASE,
+)
+_STRINGS_AND_COMMENTS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|//[^\n]*|/\*.*?\*/|`[^`]*`", re.S)
+
+
+def looks_like_write(cypher: str) -> bool:
+    """Whether a query contains a write clause or a write procedure (outside strings and comments)."""
+    return bool(_WRITE_WORDS.search(_STRINGS_AND_COMMENTS.sub(" ", cypher)))
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search hit: the node's key, a score, and its properties (vectors left out)."""
+
+    id: str
+    score: float
+    labels: tuple[str, ...] = ()
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Counts:
+    nodes: dict[str, int]
+    relationships: dict[str, int]
+
+
+def strip_vectors(properties: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in properties.items() if k not in VECTOR_PROPERTIES}
+
+
+def batched(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def fulltext_terms(text: str) -> list[str]:
+    """Plain word terms of a user query: full-text syntax characters never reach the index."""
+    return re.findall(r"\w+", text)
+
+
+class GraphStore(ABC):
+    """Run named statements, batched writes and index searches against one graph.
+
+    Subclasses implement `_execute` (one statement, parameters, read or write) and the backend-specific
+    schema steps; everything else is shared.
+    """
+
+    backend: Backend
+    supports_transactions: bool = False
+
+    def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
+        self.batch_size = batch_size
+        self.schema = schema
+        self.statements_run: list[str] = []
+
+    # -- execution -------------------------------------------------------------------------------
+    @abstractmethod
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
+        """Run one Cypher statement; rows as dicts of plain Python values."""
+
+    def statement(self, name: str) -> Statement:
+        return registry.load(name, self.backend)
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None, *, write: bool = False
+            ) -> list[dict[str, Any]]:
+        """Run the named statement with exactly its declared parameters."""
+        statement = self.statement(name)
+        params = dict(params or {})
+        statement.check_params(params)
+        self.statements_run.append(name)
+        return self._execute(statement.text, params, write=write)
+
+    def query(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
+              ) -> list[dict[str, Any]]:
+        """Run a query a person typed (`neoweave cypher`, notebooks): read-only unless `write`."""
+        if not write and looks_like_write(cypher):
+            raise ReadOnlyViolation("this query writes to the graph; queries are read-only by default",
+                                    hint="pass --write (CLI) or write=True to allow it")
+        return self._execute(cypher, dict(params or {}), write=write)
+
+    def write_batches(self, name: str, rows: Iterable[Mapping[str, Any]], *,
+                      params: Mapping[str, Any] | None = None, batch_size: int | None = None) -> int:
+        """Send `rows` to an `UNWIND $rows` statement in batches; returns the number of rows sent."""
+        sent = 0
+        for batch in batched(rows, batch_size or self.batch_size):
+            self.run(name, {**(params or {}), "rows": batch}, write=True)
+            sent += len(batch)
+        return sent
+
+    # -- search ----------------------------------------------------------------------------------
+    def vector_search(self, index: str, embedding: list[float], k: int, *,
+                      filter: Mapping[str, Any] | None = None, oversample: int = 4) -> list[Hit]:
+        """Top-k nodes of a schema vector index by cosine similarity (score in [-1, 1], both backends)."""
+        target = self.schema.vector_index(index)
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        fetch_k = k * oversample if filter else k
+        params = self._vector_params(target.name, target.label, target.property)
+        rows = self.run("vector_search", {**params, "fetch_k": fetch_k, "k": k,
+                                          "embedding": [float(x) for x in embedding],
+                                          "filter": dict(filter or {})})
+        return [Hit(r["id"], float(r["score"]), tuple(r["labels"]), strip_vectors(r["properties"]))
+                for r in rows]
+
+    def fulltext_search(self, index: str, text: str, k: int) -> list[Hit]:
+        """BM25 top-k nodes of a schema full-text index for the words of `text` (any word may match)."""
+        target = self.schema.fulltext_index(index)
+        terms = fulltext_terms(text)
+        if not terms:
+            return []
+        params = self._fulltext_params(target.name, target.label)
+        rows = self.run("fulltext_search", {**params, "query": self._fulltext_query(terms), "k": k})
+        return [Hit(r["id"], float(r["score"]), tuple(r["labels"]), strip_vectors(r["properties"]))
+                for r in rows]
+
+    @abstractmethod
+    def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _fulltext_params(self, index: str, label: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _fulltext_query(self, terms: list[str]) -> str: ...
+
+    # -- schema and meta -------------------------------------------------------------------------
+    @abstractmethod
+    def ddl(self, dimension: int) -> list[DdlStep]:
+        """This backend's schema DDL."""
+
+    @abstractmethod
+    def _apply_step(self, step: DdlStep) -> bool:
+        """Apply one DDL step; False when it already existed."""
+
+    def read_meta(self) -> dict[str, Any] | None:
+        rows = self.run("meta_get", {"id": META_ID})
+        return rows[0] if rows else None
+
+    def check_meta(self, embedding_model: str, dimension: int) -> dict[str, Any] | None:
+        """Fail if the graph was built with another schema version, model or dimension."""
+        meta = self.read_meta()
+        if meta is None:
+            return None
+        if meta["dimension"] != dimension or meta["embedding_model"] != embedding_model:
+            raise SchemaMismatch(
+                f"this graph was built with embedding model '{meta['embedding_model']}' "
+                f"(dimension {meta['dimension']}), but the configuration asks for '{embedding_model}' "
+                f"(dimension {dimension}); vectors from different models cannot be mixed",
+                hint="set embedding.model back, or use another graph/data directory and re-ingest",
+            )
+        if meta["schema_version"] > SCHEMA_VERSION:
+            raise SchemaMismatch(
+                f"this graph has schema version {meta['schema_version']}, newer than this neoweave "
+                f"({SCHEMA_VERSION})", hint="upgrade neoweave")
+        return meta
+
+    def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
+        """Create every constraint and index (idempotent) and record the Meta node.
+
+        Returns the names of the steps that created something new.
+        """
+        self.check_meta(embedding_model, dimension)
+        created = [step.name for step in self.ddl(dimension) if self._apply_step(step)]
+        self.run("meta_set", {"id": META_ID, "schema_version": SCHEMA_VERSION,
+                              "embedding_model": embedding_model, "dimension": dimension,
+                              "now": now_iso()}, write=True)
+        return created
+
+    # -- inspection ------------------------------------------------------------------------------
+    def counts(self) -> Counts:
+        nodes = {r["label"]: int(r["count"]) for r in self.run("count_nodes_by_label")}
+        rels = {r["type"]: int(r["count"]) for r in self.run("count_relationships_by_type")}
+        return Counts(nodes, rels)
+
+    def indexes(self) -> list[dict[str, Any]]:
+        return self.run("list_indexes")
+
+    def constraints(self) -> list[dict[str, Any]]:
+        return self.run("list_constraints")
+
+    @abstractmethod
+    def health(self) -> dict[str, Any]:
+        """Backend, address and whether it answers."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

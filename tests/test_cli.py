@@ -1,0 +1,67 @@
+"""The `neoweave` command as a user runs it, against the real embedded store."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cli(workdir):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+
+    def run(*args, check=True):
+        result = subprocess.run([sys.executable, "-m", "neoweave.cli", *args], cwd=workdir, env=env,
+                                capture_output=True, text=True, timeout=120)
+        if check:
+            assert result.returncode == 0, result.stderr
+        return result
+
+    yield run
+    run("server", "stop", check=False)
+
+
+def test_init_status_and_cypher(cli, workdir):
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["meta"] is None and status["nodes"] == {}
+    assert "initialised" in cli("status").stdout
+    out = cli("init").stdout
+    assert "schema applied on falkordb" in out
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["meta"]["embedding_model"] == "all-MiniLM-L6-v2" and status["meta"]["dimension"] == 384
+    assert status["nodes"] == {"Meta": 1}
+    assert any(i["type"] == "VECTOR" and i["labels"] == ["Chunk"] for i in status["indexes"])
+    assert (workdir / ".neoweave" / "appendonly").is_dir()
+    rows = cli("cypher", "MATCH (m:Meta {id: $id}) RETURN m.dimension AS d", "--param", "id=meta", "--json")
+    assert json.loads(rows.stdout.strip()) == {"d": 384}
+
+
+def test_writes_need_write_flag(cli):
+    cli("init")
+    refused = cli("cypher", "CREATE (t:Tag {name: 'x'})", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: this query writes") and "Traceback" not in refused.stderr
+    cli("cypher", "CREATE (t:Tag {name: 'x'})", "--write")
+    assert json.loads(cli("status", "--json").stdout)["nodes"]["Tag"] == 1
+
+
+def test_errors_are_one_clear_line(cli, workdir):
+    bad = cli("cypher", "MATCH (a) RETRUN a", check=False)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr and "RETRUN" in bad.stderr
+    (workdir / "neoweave.toml").write_text("[falkordb]\nef_runtime = -1\n")
+    bad = cli("status", check=False)
+    assert bad.returncode == 1 and "falkordb.ef_runtime" in bad.stderr and "Traceback" not in bad.stderr
+    (workdir / "neoweave.toml").unlink()
+    bad = cli("--store", "neo4j", "status", check=False)  # nothing listens on the default Neo4j port here
+    assert bad.returncode == 1 and "Neo4j at bolt://localhost:7687 is unreachable" in bad.stderr
+    bad = cli("cypher", "RETURN 1", "--param", "novalue", check=False)
+    assert bad.returncode == 1 and "KEY=VALUE" in bad.stderr
+
+
+def test_another_embedding_model_is_refused(cli):
+    cli("init")
+    bad = subprocess.run([sys.executable, "-m", "neoweave.cli", "init"], capture_output=True, text=True,
+                         env={**os.environ, "NEOWEAVE_EMBEDDING_MODEL": "all-mpnet-base-v2"}, cwd=os.getcwd())
+    assert bad.returncode == 1 and "cannot be mixed" in bad.stderr

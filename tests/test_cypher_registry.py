@@ -1,0 +1,59 @@
+import pytest
+
+from neoweave.cypher import load
+from neoweave.cypher.registry import _parse
+from neoweave.errors import StatementError
+
+MACROS = """// why
+// @param k: INTEGER  hits
+// @param q: VECTOR  query
+{{vector_nodes chunk_embedding $k $q}}
+MATCH (node)<-[:HAS_CHUNK]-(s:Section)
+RETURN node.id AS id, score, {{cosine node.embedding $q}} AS again, {{vector $q}} AS v
+"""
+
+
+def test_macros_render_per_backend():
+    falkor = _parse("x", "falkordb", MACROS, "x.cypher")
+    neo = _parse("x", "neo4j", MACROS, "x.cypher")
+    assert "db.idx.vector.queryNodes('Chunk', 'embedding', $k, vecf32($q))" in falkor.text
+    assert "1 - distance AS score" in falkor.text
+    assert "(1 - vec.cosineDistance(node.embedding, $q))" in falkor.text
+    assert "db.index.vector.queryNodes('chunk_embedding', $k, $q)" in neo.text
+    assert "2 * similarity - 1 AS score" in neo.text
+    assert "(2 * vector.similarity.cosine(node.embedding, $q) - 1)" in neo.text
+    assert "vecf32($q) AS v" in falkor.text and "$q AS v" in neo.text
+    assert falkor.doc == "why"
+    assert [p.name for p in neo.params] == ["k", "q"]
+
+
+def test_declared_parameters_must_match_the_ones_used():
+    with pytest.raises(StatementError, match="do not match"):
+        _parse("x", "neo4j", "// @param a: INTEGER\nRETURN $b AS b", "x.cypher")
+
+
+def test_dollar_inside_a_string_is_not_a_parameter():
+    statement = _parse("x", "neo4j", "RETURN '$notaparam' AS s", "x.cypher")
+    assert statement.params == ()
+
+
+def test_unknown_index_in_a_macro_is_an_error():
+    with pytest.raises(StatementError, match="unknown vector index"):
+        _parse("x", "neo4j", "// @param k: INTEGER\n// @param q: VECTOR\n{{vector_nodes nope $k $q}}\n"
+               "RETURN node", "x.cypher")
+
+
+def test_callers_must_pass_exactly_the_declared_parameters():
+    statement = load("meta_get", "falkordb")
+    statement.check_params({"id": "meta"})
+    with pytest.raises(StatementError, match=r"missing \['id'\]"):
+        statement.check_params({})
+    with pytest.raises(StatementError, match=r"unexpected \['x'\]"):
+        statement.check_params({"id": "meta", "x": 1})
+
+
+def test_unknown_statement_names_the_known_ones():
+    with pytest.raises(StatementError, match="no Cypher statement named 'nope'"):
+        load("nope", "neo4j")
+    with pytest.raises(StatementError):
+        load("await_indexes", "falkordb")  # Neo4j-only

@@ -1,0 +1,91 @@
+"""The embedded FalkorDB server's lifecycle: start, reuse, stale state, SIGKILL and restart."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from neoweave.store.falkordb_server import EmbeddedFalkorDB, _alive
+from neoweave.store.falkordb_store import FalkorDBStore
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = EmbeddedFalkorDB(tmp_path / "data")
+    yield server
+    server.stop()
+
+
+def _wait_dead(pid, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), f"pid {pid} still alive"
+
+
+def test_start_reuse_and_stop(server):
+    socket = server.ensure_running()
+    pid = server.pid()
+    assert pid and server.is_running() and os.path.exists(socket)
+    # a second handle on the same directory reuses the running server
+    other = EmbeddedFalkorDB(server.paths.data_dir)
+    assert other.ensure_running() == socket and other.pid() == pid
+    assert server.stop() is True
+    assert not server.is_running() and not server.paths.pid_file.exists()
+    assert server.stop() is False
+
+
+def test_stale_pid_and_socket_are_cleaned_up(server):
+    server.paths.data_dir.mkdir(parents=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    server.paths.pid_file.write_text(str(dead.pid))
+    server.paths.socket.write_text("stale")
+    server.ensure_running()
+    assert server.is_running() and server.pid() != dead.pid
+
+
+def test_long_data_dir_gets_a_short_socket(tmp_path):
+    deep = tmp_path.joinpath(*["a_rather_long_directory_name"] * 6)
+    server = EmbeddedFalkorDB(deep)
+    assert len(str(server.paths.socket)) <= 100
+    try:
+        server.ensure_running()
+        assert server.is_running()
+    finally:
+        server.stop()
+
+
+def test_concurrent_starts_share_one_server(server):
+    code = ("import sys; from pathlib import Path; from neoweave.store.falkordb_server import EmbeddedFalkorDB;"
+            "s = EmbeddedFalkorDB(Path(sys.argv[1])); s.ensure_running(); print(s.pid())")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(server.paths.data_dir)], stdout=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    pids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert len(pids) == 1 and pids == {str(server.pid())}
+
+
+def test_sigkilled_server_is_restarted_and_acknowledged_writes_survive(server):
+    store = FalkorDBStore(server=server, graph="durable")
+    store.apply_schema("test-model", 4)
+    rows = [{"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(500)]
+    assert store.write_batches("upsert_tags", rows, batch_size=100) == 500
+    pid = server.pid()
+    os.kill(pid, signal.SIGKILL)
+    _wait_dead(pid)
+    # next use detects the dead server, restarts it from the append-only file, and retries
+    assert store.counts().nodes["Tag"] == 500
+    assert server.pid() != pid
+    assert store.read_meta()["embedding_model"] == "test-model"
+    # indexes and constraints came back too
+    assert any(i["type"] == "VECTOR" for i in store.indexes())
+    assert len(store.constraints()) == 7
+    # a fresh process (new store object) sees the same data
+    fresh = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir), graph="durable")
+    assert fresh.counts().nodes["Tag"] == 500
+    store.close()
+    fresh.close()

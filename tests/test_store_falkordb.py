@@ -1,0 +1,152 @@
+"""The GraphStore contract on a real FalkorDB server."""
+
+import math
+
+import pytest
+
+from neoweave.cypher import statement_names
+from neoweave.errors import ReadOnlyViolation, SchemaMismatch
+from neoweave.store.base import looks_like_write
+
+DIM = 4
+
+
+def _unit(vector):
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector]
+
+
+CHUNKS = [
+    {"id": "c1", "doc_id": "d1", "text": "asyncio event loop runs coroutines", "embedding": _unit([1, 0, 0, 0])},
+    {"id": "c2", "doc_id": "d1", "text": "the garbage collector frees memory", "embedding": _unit([0.8, 0.6, 0, 0])},
+    {"id": "c3", "doc_id": "d2", "text": "regular expressions match text", "embedding": _unit([0, 0, 1, 0])},
+]
+# A test-only write statement, run as a typed query (the ingest statements arrive with the ingest issue).
+WRITE_CHUNKS = ("UNWIND $rows AS row MERGE (c:Chunk {id: row.id}) "
+                "SET c.doc_id = row.doc_id, c.text = row.text, c.embedding = vecf32(row.embedding)")
+
+
+def _seed(store):
+    store.apply_schema("test-model", DIM)
+    store.query(WRITE_CHUNKS, {"rows": CHUNKS}, write=True)
+
+
+def test_apply_schema_is_idempotent_and_records_meta(falkordb_store):
+    created = falkordb_store.apply_schema("test-model", DIM)
+    assert "chunk_embedding" in created and "chunk_text" in created
+    assert falkordb_store.apply_schema("test-model", DIM) == []
+    meta = falkordb_store.read_meta()
+    assert meta["embedding_model"] == "test-model" and meta["dimension"] == DIM and meta["schema_version"] == 1
+    vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
+    assert vector and vector[0]["options"]["dimension"] == DIM and vector[0]["options"]["efRuntime"] == 100
+    assert len(falkordb_store.constraints()) == 7
+
+
+def test_another_model_or_dimension_is_refused(falkordb_store):
+    falkordb_store.apply_schema("test-model", DIM)
+    with pytest.raises(SchemaMismatch, match="test-model"):
+        falkordb_store.apply_schema("other-model", DIM)
+    with pytest.raises(SchemaMismatch, match="dimension 8"):
+        falkordb_store.check_meta("test-model", 8)
+
+
+def test_ef_runtime_change_recreates_the_vector_index(falkordb_store):
+    _seed(falkordb_store)
+    falkordb_store.ef_runtime = 250
+    falkordb_store.apply_schema("test-model", DIM)
+    vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
+    assert vector[0]["options"]["efRuntime"] == 250
+    hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 3)
+    assert hits[0].id == "c1"  # the rebuilt index still holds the existing vectors
+
+
+def test_vector_search_scores_are_cosine_similarities(falkordb_store):
+    _seed(falkordb_store)
+    hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 3)
+    assert [h.id for h in hits] == ["c1", "c2", "c3"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert hits[1].score == pytest.approx(0.8, abs=1e-5)
+    assert hits[2].score == pytest.approx(0.0, abs=1e-5)
+    assert "embedding" not in hits[0].properties and hits[0].properties["text"].startswith("asyncio")
+
+
+def test_vector_search_with_a_property_filter(falkordb_store):
+    _seed(falkordb_store)
+    hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 2, filter={"doc_id": "d2"})
+    assert [h.id for h in hits] == ["c3"]
+
+
+def test_fulltext_search_matches_any_word_and_ignores_syntax(falkordb_store):
+    _seed(falkordb_store)
+    hits = falkordb_store.fulltext_search("chunk_text", "asyncio OR (memory)*", 5)
+    assert {h.id for h in hits} == {"c1", "c2"}
+    assert falkordb_store.fulltext_search("chunk_text", "!!!", 5) == []
+
+
+def test_write_batches_sends_every_row_in_batches(falkordb_store):
+    falkordb_store.apply_schema("test-model", DIM)
+    rows = ({"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(7))
+    before = len(falkordb_store.statements_run)
+    assert falkordb_store.write_batches("upsert_tags", rows, batch_size=3) == 7
+    assert falkordb_store.statements_run[before:] == ["upsert_tags"] * 3
+    assert falkordb_store.counts().nodes["Tag"] == 7
+    # MERGE on the key: writing again changes nothing
+    again = [{"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(7)]
+    falkordb_store.write_batches("upsert_tags", again)
+    assert falkordb_store.counts().nodes["Tag"] == 7
+
+
+def test_typed_queries_are_read_only_unless_asked(falkordb_store):
+    _seed(falkordb_store)
+    with pytest.raises(ReadOnlyViolation):
+        falkordb_store.query("MATCH (c:Chunk) DETACH DELETE c")
+    # the server itself also refuses a write sent as read-only (a procedure the word list cannot know)
+    with pytest.raises(ReadOnlyViolation):
+        falkordb_store._execute("MATCH (c:Chunk {id: 'c1'}) SET c.x = 1", {}, write=False)
+    assert falkordb_store.counts().nodes["Chunk"] == 3
+    assert falkordb_store.query("MATCH (c:Chunk) RETURN count(c) AS n")[0]["n"] == 3
+
+
+@pytest.mark.parametrize("query,writes", [
+    ("MATCH (n) RETURN n", False),
+    ("MATCH (n) WHERE n.name = 'CREATE me' RETURN n", False),
+    ("// DELETE everything\nMATCH (n) RETURN n", False),
+    ("MATCH (n) SET n.x = 1", True),
+    ("merge (n:Tag {name: 'x'})", True),
+    ("CALL db.idx.fulltext.createNodeIndex('Chunk', 'text')", True),
+    ("MATCH (n) DETACH DELETE n", True),
+])
+def test_write_detection(query, writes):
+    assert looks_like_write(query) is writes
+
+
+# Example parameters for every statement, so each one is executed for real on FalkorDB.
+EXAMPLES = {
+    "meta_get": {"id": "meta"},
+    "meta_set": {"id": "meta", "schema_version": 1, "embedding_model": "test-model", "dimension": DIM,
+                 "now": "2026-01-01T00:00:00+00:00"},
+    "count_nodes_by_label": {},
+    "count_relationships_by_type": {},
+    "ping": {},
+    "list_indexes": {},
+    "list_constraints": {},
+    "vector_search": {"label": "Chunk", "property": "embedding", "fetch_k": 3, "k": 2,
+                      "embedding": _unit([1, 0, 0, 0]), "filter": {}},
+    "fulltext_search": {"label": "Chunk", "query": "asyncio", "k": 2},
+    "upsert_tags": {"rows": [{"name": "asyncio", "kind": "topic", "method": "fast", "source": "test"}]},
+}
+WRITES = {"meta_set", "upsert_tags"}
+
+
+def test_every_falkordb_statement_has_an_example():
+    assert set(statement_names("falkordb")) == set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_every_statement_runs_on_falkordb(falkordb_store, name):
+    _seed(falkordb_store)
+    rows = falkordb_store.run(name, EXAMPLES[name], write=name in WRITES)
+    assert isinstance(rows, list)
+    if name in {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
+                "count_nodes_by_label", "meta_set"}:
+        assert rows, f"{name} returned no rows on a seeded graph"
