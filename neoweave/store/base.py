@@ -6,6 +6,7 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -74,6 +75,21 @@ def fulltext_terms(text: str) -> list[str]:
     return re.findall(r"\w+", text)
 
 
+class WriteUnit:
+    """Named write statements that a store applies all together or not at all (see `GraphStore.unit`)."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.queued: list[tuple[str, dict[str, Any]]] = []
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> None:
+        statement = self.store.statement(name)
+        params = dict(params or {})
+        statement.check_params(params)
+        self.store.statements_run.append(name)
+        self.queued.append((statement.text, params))
+
+
 class GraphStore(ABC):
     """Run named statements, batched writes and index searches against one graph.
 
@@ -82,7 +98,6 @@ class GraphStore(ABC):
     """
 
     backend: Backend
-    supports_transactions: bool = False
 
     def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
         self.batch_size = batch_size
@@ -113,6 +128,14 @@ class GraphStore(ABC):
             raise ReadOnlyViolation("this query writes to the graph; queries are read-only by default",
                                     hint="pass --write (CLI) or write=True to allow it")
         return self._execute(cypher, dict(params or {}), write=write)
+
+    @abstractmethod
+    def unit(self) -> AbstractContextManager[WriteUnit]:
+        """A unit of writes applied atomically: `with store.unit() as u: u.run(name, params)`.
+
+        Neo4j: one transaction. FalkorDB: one MULTI/EXEC block. Statements in a unit cannot read each
+        other's results; the unit is applied when the block exits without an exception.
+        """
 
     def write_batches(self, name: str, rows: Iterable[Mapping[str, Any]], *,
                       params: Mapping[str, Any] | None = None, batch_size: int | None = None) -> int:

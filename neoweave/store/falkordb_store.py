@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import redis
@@ -12,7 +12,7 @@ from falkordb import FalkorDB
 
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
-from neoweave.store.base import GraphStore, strip_vectors
+from neoweave.store.base import GraphStore, WriteUnit, strip_vectors
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 
 log = logging.getLogger(__name__)
@@ -40,10 +40,9 @@ def _plain(value: Any) -> Any:
 
 
 class FalkorDBStore(GraphStore):
-    """One FalkorDB graph. Each statement is atomic; there are no multi-statement transactions."""
+    """One FalkorDB graph. Each statement is atomic; `unit()` applies several together (MULTI/EXEC)."""
 
     backend = "falkordb"
-    supports_transactions = False
 
     def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
                  port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
@@ -115,6 +114,30 @@ class FalkorDBStore(GraphStore):
                 raise ReadOnlyViolation("this query writes to the graph but was run read-only",
                                         hint="pass --write (CLI) or write=True") from exc
             raise NeoweaveError(f"FalkorDB rejected the query: {message}") from exc
+
+    @contextlib.contextmanager
+    def unit(self) -> Iterator[WriteUnit]:
+        """Statements that apply together: queued, then sent as one MULTI/EXEC block.
+
+        Redis runs the block without interleaving and logs it to the append-only file as one block (a
+        truncated block is discarded on restart), so a crash leaves all of it or none. FalkorDB has no
+        rollback: a statement that fails at run time does not undo the ones before it, which is why unit
+        statements are MERGE-based and linted.
+        """
+        unit = WriteUnit(self)
+        yield unit
+        if unit.queued:
+            self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
+
+    def _send_unit(self, graph: Any, queued: list[tuple[str, dict[str, Any]]]) -> None:
+        pipe = self._db.connection.pipeline(transaction=True)  # type: ignore[union-attr]
+        for text, params in queued:
+            pipe.execute_command("GRAPH.QUERY", self.graph_name, graph._build_params_header(params) + text,
+                                 "--compact")
+        try:
+            pipe.execute()
+        except redis.exceptions.ResponseError as exc:
+            raise NeoweaveError(f"FalkorDB rejected a statement of a write unit: {exc}") from exc
 
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]:
         return {"label": label, "property": prop}

@@ -13,7 +13,7 @@ from neo4j import exceptions as neo4j_errors
 
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, render_ddl
-from neoweave.store.base import GraphStore, strip_vectors
+from neoweave.store.base import GraphStore, WriteUnit, strip_vectors
 
 log = logging.getLogger(__name__)
 
@@ -37,24 +37,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class Transaction:
-    """A Neo4j explicit transaction that runs named statements."""
-
-    def __init__(self, store: Neo4jStore, tx: neo4j.Transaction) -> None:
-        self._store = store
-        self._tx = tx
-
-    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        statement = self._store.statement(name)
-        params = dict(params or {})
-        statement.check_params(params)
-        result = self._tx.run(statement.text, params)
-        return [{k: _plain(v) for k, v in record.items()} for record in result]
-
-
 class Neo4jStore(GraphStore):
     backend = "neo4j"
-    supports_transactions = True
 
     def __init__(self, *, uri: str, user: str, password: str, database: str = "neo4j",
                  batch_size: int = 500) -> None:
@@ -103,12 +87,23 @@ class Neo4jStore(GraphStore):
             raise NeoweaveError(f"Neo4j rejected the query: {exc.message}") from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """One explicit write transaction: everything in it commits together or not at all."""
+    def unit(self) -> Iterator[WriteUnit]:
+        """One explicit transaction: everything in it commits together or not at all."""
+        unit = WriteUnit(self)
+        yield unit
+        if not unit.queued:
+            return
         self._verify()
-        with self._driver.session(database=self.database) as session, session.begin_transaction() as tx:
-            yield Transaction(self, tx)
-            tx.commit()
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            for text, params in unit.queued:
+                tx.run(text, params).consume()
+
+        try:
+            with self._driver.session(database=self.database) as session:
+                session.execute_write(work)
+        except neo4j_errors.Neo4jError as exc:
+            raise NeoweaveError(f"Neo4j rejected a write unit: {exc.message}") from exc
 
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]:
         return {"index": index}

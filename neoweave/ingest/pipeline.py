@@ -1,0 +1,253 @@
+"""The ingest pipeline: parse and chunk, embed, write, resolve links; each stage overlapping the next.
+
+A parser thread reads and chunks documents into a bounded queue; the calling thread checks stored content
+hashes (unchanged documents are never embedded) and embeds new or changed chunks in batches; a writer
+thread writes each embedded batch as one unit. Bounded queues keep memory flat however large the corpus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neoweave.embeddings import Embedder
+from neoweave.errors import NeoweaveError
+from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker, ChunkingOptions
+from neoweave.ingest.documents import Document, Skipped
+from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
+from neoweave.ingest.writer import GraphWriter, LinkReport
+from neoweave.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+_DONE = object()
+
+
+@dataclass
+class IngestReport:
+    documents_new: int = 0
+    documents_changed: int = 0
+    documents_unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    files_seen: int = 0
+    files_ignored: int = 0
+    sections: int = 0
+    chunks: int = 0
+    links_resolved: int = 0
+    links_unresolved: int = 0
+    self_links: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["skipped"] = [str(s) for s in self.skipped]
+        data["chunks_per_second"] = round(self.chunks_per_second, 2)
+        return data
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    sources: SourceOptions = field(default_factory=SourceOptions)
+    chunk_size: int | None = None
+    """Characters per chunk; None uses the per-format default (1000 for HTML/text, 1200 for records)."""
+    chunk_overlap: int | None = None
+    embed_batch_chunks: int = 256
+    """Chunks per embedding call (and per write unit)."""
+    progress: bool = True
+
+    def chunking(self, fmt: str) -> ChunkingOptions:
+        default = DEFAULT_CHUNKING.get(fmt, DEFAULT_CHUNKING["text"])
+        return ChunkingOptions(self.chunk_size or default.chunk_size,
+                               self.chunk_overlap if self.chunk_overlap is not None else default.chunk_overlap)
+
+
+class _Progress:
+    """tqdm bars for parsing, embedding and writing (silent when disabled)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        if enabled:
+            from tqdm import tqdm
+
+            self.parsed = tqdm(desc="parsed documents", unit="doc", position=0, dynamic_ncols=True)
+            self.embedded = tqdm(desc="embedded chunks ", unit="chunk", position=1, dynamic_ncols=True)
+            self.written = tqdm(desc="written chunks  ", unit="chunk", position=2, dynamic_ncols=True)
+
+    def update(self, bar: str, n: int) -> None:
+        if self.enabled:
+            getattr(self, bar).update(n)
+
+    def close(self) -> None:
+        if self.enabled:
+            for bar in (self.parsed, self.embedded, self.written):
+                bar.close()
+
+
+class Ingestor:
+    """Ingest files into a store with one embedding model. Reusable across runs."""
+
+    def __init__(self, store: GraphStore, embedder: Embedder, options: IngestOptions | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.options = options or IngestOptions()
+        self.writer = GraphWriter(store)
+
+    def _hash_settings(self) -> dict[str, dict]:
+        settings = {}
+        for fmt in ("html", "text", "markdown", "record"):
+            chunking = self.options.chunking(fmt)
+            settings[fmt] = {"chunk_size": chunking.chunk_size, "chunk_overlap": chunking.chunk_overlap,
+                             "embedding_model": self.embedder.model_name}
+        return settings
+
+    def ingest(self, path: str | Path) -> IngestReport:
+        started = time.perf_counter()
+        report = IngestReport()
+        self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
+        progress = _Progress(self.options.progress)
+        stats = SourceStats()
+        parsed: queue.Queue = queue.Queue(maxsize=64)
+        to_write: queue.Queue = queue.Queue(maxsize=2)
+        failure: list[BaseException] = []
+        stop = threading.Event()
+
+        def produce() -> None:
+            chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in ("html", "text", "markdown", "record")}
+            try:
+                for item in iter_documents(path, self.options.sources, self._hash_settings(), stats):
+                    if stop.is_set():
+                        return
+                    if isinstance(item, Document):
+                        chunkers[item.format].chunk(item)
+                    parsed.put(item)
+            except BaseException as exc:
+                failure.append(exc)
+            finally:
+                parsed.put(_DONE)
+
+        def consume() -> None:
+            try:
+                while True:
+                    item = to_write.get()
+                    if item is _DONE:
+                        return
+                    docs, changed, token_counts = item
+                    if not failure:
+                        self.writer.write_documents(docs, changed, token_counts)
+                        progress.update("written", sum(len(d.chunks) for d in docs))
+            except BaseException as exc:
+                failure.append(exc)
+                stop.set()
+                while to_write.get() is not _DONE:  # drain so the embedding loop never blocks
+                    pass
+
+        producer = threading.Thread(target=produce, name="neoweave-parse", daemon=True)
+        writer = threading.Thread(target=consume, name="neoweave-write", daemon=True)
+        producer.start()
+        writer.start()
+        try:
+            for batch in self._batches(parsed, report, progress):
+                if failure:
+                    break
+                self._embed_and_queue(batch, report, progress, to_write)
+        finally:
+            stop.set()
+            to_write.put(_DONE)
+            writer.join()
+            while producer.is_alive():  # unblock a producer waiting on a full queue
+                with contextlib.suppress(queue.Empty):
+                    parsed.get(timeout=0.1)
+            producer.join()
+            progress.close()
+        if failure:
+            exc = failure[0]
+            raise exc if isinstance(exc, NeoweaveError) else NeoweaveError(
+                f"ingest failed: {type(exc).__name__}: {exc}") from exc
+
+        wrote = report.documents_new + report.documents_changed
+        links = self.writer.resolve_links(retry_unresolved=wrote > 0)
+        self._add_links(report, links)
+        report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
+        report.seconds = time.perf_counter() - started
+        return report
+
+    @staticmethod
+    def _add_links(report: IngestReport, links: LinkReport) -> None:
+        report.links_resolved += links.resolved
+        report.links_unresolved += links.unresolved
+        report.self_links += links.self_links
+
+    def _batches(self, parsed: queue.Queue, report: IngestReport, progress: _Progress
+                 ) -> Iterator[tuple[list[Document], set[str]]]:
+        """Batches of new or changed documents (about `embed_batch_chunks` chunks each)."""
+        seen: dict[str, str] = {}
+        pending: list[Document] = []
+        pending_chunks = 0
+
+        def flush() -> tuple[list[Document], set[str]] | None:
+            nonlocal pending, pending_chunks
+            if not pending:
+                return None
+            stored = self.writer.stored_hashes(d.id for d in pending)
+            fresh = [d for d in pending if stored.get(d.id) != d.content_hash]
+            report.documents_unchanged += len(pending) - len(fresh)
+            changed = {d.id for d in fresh if d.id in stored}
+            report.documents_changed += len(changed)
+            report.documents_new += len(fresh) - len(changed)
+            pending, pending_chunks = [], 0
+            return (fresh, changed) if fresh else None
+
+        while True:
+            item = parsed.get()
+            if item is _DONE:
+                break
+            if isinstance(item, Skipped):
+                report.skipped.append(item)
+                log.info("skipped %s", item)
+                continue
+            progress.update("parsed", 1)
+            if item.id in seen:
+                report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
+                                                           f"(first seen in {seen[item.id]})"))
+                log.info("skipped %s", report.skipped[-1])
+                continue
+            seen[item.id] = item.source
+            if not item.chunks:
+                report.skipped.append(Skipped(item.source, "no text to index"))
+                continue
+            pending.append(item)
+            pending_chunks += len(item.chunks)
+            if pending_chunks >= self.options.embed_batch_chunks:
+                batch = flush()
+                if batch:
+                    yield batch
+        batch = flush()
+        if batch:
+            yield batch
+
+    def _embed_and_queue(self, batch: tuple[list[Document], set[str]], report: IngestReport,
+                         progress: _Progress, to_write: queue.Queue) -> None:
+        docs, changed = batch
+        chunks = [chunk for doc in docs for chunk in doc.chunks]
+        texts = [chunk.text for chunk in chunks]
+        started = time.perf_counter()
+        vectors = self.embedder.embed(texts)
+        token_counts = dict(zip((c.id for c in chunks), self.embedder.count_tokens(texts), strict=True))
+        report.embed_seconds += time.perf_counter() - started
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            chunk.embedding = vector
+        progress.update("embedded", len(chunks))
+        report.chunks += len(chunks)
+        report.sections += sum(len(doc.sections) for doc in docs)
+        to_write.put((docs, changed, token_counts))

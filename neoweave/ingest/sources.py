@@ -1,0 +1,196 @@
+"""Walk a file or folder and turn each input into parsed documents, streaming, one file at a time.
+
+Files of unknown type in a folder (images, CSS, JavaScript) are ignored; inputs of a known type that cannot
+be read (binary, empty, invalid UTF-8, too large, malformed) are reported as `Skipped` with the file, the
+line where it applies, and the reason.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from neoweave.errors import NeoweaveError
+from neoweave.ingest import html, records, text
+from neoweave.ingest.documents import Document, Skipped, content_hash
+
+Format = Literal["auto", "html", "jsonl", "json", "text", "markdown"]
+FORMATS: tuple[str, ...] = ("auto", "html", "jsonl", "json", "text", "markdown")
+_EXTENSIONS: dict[str, str] = {
+    ".html": "html", ".htm": "html", ".xhtml": "html",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+    ".md": "markdown", ".markdown": "markdown",
+    ".txt": "text", ".text": "text", ".rst": "text",
+}
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    format: Format = "auto"
+    base_url: str | None = None
+    """URL the ingested folder is published at (default: its file:// URL). Page URLs, document ids of
+    pages, and which links count as internal all derive from it."""
+    skip_paths: tuple[str, ...] = ("genindex*.html", "*/genindex*.html", "search.html", "*/search.html",
+                                   "*modindex.html", "_*/*", "*/_*/*", ".*/*", "*/.*/*")
+    """Glob patterns (paths relative to the ingested folder) that are never read: navigation pages
+    (index, search) and build or hidden folders (Sphinx's _static, _sources; .git)."""
+    max_file_bytes: int = 20 * 1024 * 1024
+    max_record_bytes: int = 5 * 1024 * 1024
+    html: html.HtmlOptions = field(default_factory=html.HtmlOptions)
+
+
+@dataclass
+class SourceStats:
+    files_seen: int = 0
+    files_ignored: int = 0
+
+
+def _file_format(path: Path, requested: Format) -> str | None:
+    if requested != "auto":
+        return requested
+    return _EXTENSIONS.get(path.suffix.lower())
+
+
+def _root_url(root: Path, base_url: str | None) -> str:
+    if base_url:
+        return base_url if base_url.endswith("/") else base_url + "/"
+    return root.as_uri() + "/"
+
+
+def _iter_files(root: Path) -> Iterator[Path]:
+    if root.is_file():
+        yield root
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            yield Path(folder) / name
+
+
+def _read_checked(path: Path, source: str, max_bytes: int) -> bytes | Skipped:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return Skipped(source, f"cannot read: {exc.strerror}")
+    if size == 0:
+        return Skipped(source, "empty file (0 bytes)")
+    if size > max_bytes:
+        return Skipped(source, f"file of {size} bytes exceeds the size limit of {max_bytes} bytes")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Skipped(source, f"cannot read: {exc.strerror}")
+    if b"\x00" in raw[:8192]:
+        return Skipped(source, "binary file (contains NUL bytes)")
+    return raw
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict[str, dict],
+                   stats: SourceStats | None = None) -> Iterator[Document | Skipped]:
+    """Parsed documents (without chunks) and skipped inputs of `path`, in a stable order.
+
+    `hash_settings` maps a document format to the settings folded into its content hash (chunking).
+    """
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise NeoweaveError(f"ingest path not found: {path}")
+    root = root.resolve()
+    if options.format not in FORMATS:
+        raise NeoweaveError(f"unknown --format {options.format!r}; expected one of {', '.join(FORMATS)}")
+    folder = root if root.is_dir() else root.parent
+    root_url = _root_url(folder, options.base_url)
+    stats = stats or SourceStats()
+    for file in _iter_files(root):
+        stats.files_seen += 1
+        relative = file.relative_to(folder).as_posix()
+        fmt = _file_format(file, options.format) if root.is_dir() else (
+            options.format if options.format != "auto" else _EXTENSIONS.get(file.suffix.lower(), "text"))
+        if fmt is None or (root.is_dir() and any(fnmatch.fnmatch(relative, p) for p in options.skip_paths)):
+            stats.files_ignored += 1
+            continue
+        if root.is_dir() and options.format != "auto" and _EXTENSIONS.get(file.suffix.lower()) != fmt:
+            stats.files_ignored += 1  # --format html over a folder reads only its HTML files
+            continue
+        source = str(file)
+        try:
+            yield from _parse_file(file, source, fmt, relative, root_url, options, hash_settings)
+        except Exception as exc:
+            yield Skipped(source, f"could not be parsed: {type(exc).__name__}: {exc}")
+
+
+def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str, options: SourceOptions,
+                hash_settings: dict[str, dict]) -> Iterator[Document | Skipped]:
+    if fmt == "jsonl":
+        checked = _read_checked_head(file, source)
+        if isinstance(checked, Skipped):
+            yield checked
+            return
+        yield from _with_path(records.iter_jsonl(_jsonl_lines(file), source=source,
+                                                 settings=hash_settings["record"],
+                                                 max_record_bytes=options.max_record_bytes), file)
+        return
+    raw = _read_checked(file, source, options.max_file_bytes)
+    if isinstance(raw, Skipped):
+        yield raw
+        return
+    if fmt == "json":
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Skipped(source, f"invalid UTF-8 at byte {exc.start}")
+            return
+        yield from _with_path(records.iter_json(decoded, source=source, settings=hash_settings["record"]), file)
+        return
+    page_url = root_url + relative
+    if fmt == "html":
+        decoded_html = html.decode_html(raw)
+        if isinstance(decoded_html, Skipped):
+            yield Skipped(source, decoded_html.reason)
+            return
+        digest = content_hash(raw, {**hash_settings["html"], "parser": html.PARSER_VERSION,
+                                    "html": repr(options.html), "url": page_url})
+        result = html.parse_html(decoded_html, doc_id=page_url, page_url=page_url, root_url=root_url,
+                                 source=source, content_hash=digest, options=options.html)
+    else:
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Skipped(source, f"invalid UTF-8 at byte {exc.start}")
+            return
+        markdown = fmt == "markdown"
+        digest = content_hash(raw, {**hash_settings["markdown" if markdown else "text"],
+                                    "parser": text.PARSER_VERSION, "url": page_url})
+        result = text.parse_text(decoded, doc_id=page_url, page_url=page_url, root_url=root_url, source=source,
+                                 content_hash=digest, markdown=markdown,
+                                 context_words=options.html.context_words)
+    yield from _with_path([result], file)
+
+
+def _read_checked_head(path: Path, source: str) -> Skipped | None:
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        return Skipped(source, f"cannot read: {exc.strerror}")
+    if size == 0:
+        return Skipped(source, "empty file (0 bytes)")
+    if b"\x00" in head:
+        return Skipped(source, "binary file (contains NUL bytes)")
+    return None
+
+
+def _with_path(items, file: Path) -> Iterator[Document | Skipped]:
+    for item in items:
+        if isinstance(item, Document):
+            item.path = str(file)
+        yield item

@@ -1,0 +1,198 @@
+"""Write parsed, embedded documents into the graph; resolve hyperlinks; delete documents.
+
+Every document batch is written as one unit (`store.unit()`: a Neo4j transaction, a FalkorDB MULTI/EXEC
+block), so a crash leaves each document either as it was or fully rewritten, never half-written. Links are
+resolved afterwards from what is stored (`Section.links_json`); a document keeps `links_pending = true`
+until that is done, so an interrupted run finishes its link resolution on the next run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from neoweave.ingest.documents import Document
+from neoweave.store.base import GraphStore, now_iso
+
+log = logging.getLogger(__name__)
+
+_RESERVED = frozenset({"id", "title", "url", "source", "path", "format", "content_hash", "metadata_json",
+                       "published_at", "anchors_json", "first_section_id", "links_pending", "links_resolved",
+                       "links_unresolved", "updated_at", "created_at"})
+_PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _document_props(doc: Document) -> dict[str, Any]:
+    """Every property of the Document node: plain metadata values as properties, the rest as JSON."""
+    props: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    for key, value in doc.metadata.items():
+        plain = isinstance(value, str | int | float | bool) and value is not None
+        if plain and _PROPERTY_NAME.match(key) and key not in _RESERVED:
+            props[key] = value
+        elif value is not None:
+            nested[key] = value
+    internal_links = sum(1 for s in doc.sections for link in s.links if link.internal)
+    props.update({
+        "id": doc.id, "title": doc.title, "url": doc.url, "source": doc.source, "path": doc.path,
+        "format": doc.format, "content_hash": doc.content_hash, "updated_at": now_iso(),
+        "anchors_json": json.dumps(doc.anchor_map(), ensure_ascii=False),
+        "first_section_id": doc.sections[0].id if doc.sections else None,
+        "links_pending": internal_links > 0, "links_resolved": 0, "links_unresolved": 0,
+    })
+    if nested:
+        props["metadata_json"] = json.dumps(nested, ensure_ascii=False, default=str)
+    if doc.published_at:
+        props["published_at"] = doc.published_at
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _section_rows(doc: Document) -> list[dict[str, Any]]:
+    rows = []
+    for section in doc.sections:
+        links = [{"u": link.target_url, "a": link.anchor, "t": link.text, "c": link.context, "o": order}
+                 for order, link in enumerate(section.links) if link.internal]
+        props = {"id": section.id, "doc_id": doc.id, "anchor": section.anchor, "title": section.title,
+                 "url": section.url, "order": section.order, "level": section.level, "start": section.start,
+                 "end": section.end}
+        if links:
+            props["links_json"] = json.dumps(links, ensure_ascii=False)
+        rows.append({"id": section.id, "doc_id": doc.id, "props": props})
+    return rows
+
+
+def _chunk_rows(doc: Document, token_counts: dict[str, int]) -> list[dict[str, Any]]:
+    rows = []
+    for section in doc.sections:
+        for chunk in section.chunks:
+            if chunk.embedding is None:
+                raise ValueError(f"chunk {chunk.id} has no embedding")
+            rows.append({
+                "id": chunk.id, "doc_id": doc.id, "section_id": section.id, "text": chunk.text,
+                "order": chunk.order, "start": chunk.start, "end": chunk.end,
+                "token_count": token_counts.get(chunk.id, 0),
+                "external_links_json": json.dumps(chunk.external_links, ensure_ascii=False)
+                if chunk.external_links else None,
+                "embedding": chunk.embedding,
+            })
+    return rows
+
+
+def _next_rows(doc: Document) -> list[dict[str, str]]:
+    chunks = doc.chunks
+    return [{"from_id": a.id, "to_id": b.id} for a, b in itertools.pairwise(chunks)]
+
+
+@dataclass
+class LinkReport:
+    documents: int = 0
+    resolved: int = 0
+    unresolved: int = 0
+    self_links: int = 0
+
+
+class GraphWriter:
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def stored_hashes(self, ids: Iterable[str]) -> dict[str, str]:
+        rows = self.store.run("document_hashes", {"ids": list(ids)})
+        return {row["id"]: row["content_hash"] for row in rows}
+
+    def write_documents(self, docs: list[Document], changed_ids: set[str],
+                        token_counts: dict[str, int] | None = None) -> None:
+        """Write (or rewrite) documents with their sections, chunks and reading order, as one unit."""
+        if not docs:
+            return
+        token_counts = token_counts or {}
+        changed = [doc.id for doc in docs if doc.id in changed_ids]
+        keep = [{"doc_id": doc.id, "keep_section_ids": [s.id for s in doc.sections]}
+                for doc in docs if doc.id in changed_ids]
+        with self.store.unit() as unit:
+            if changed:
+                unit.run("delete_document_chunks", {"doc_ids": changed})
+                unit.run("delete_document_outgoing_links", {"doc_ids": changed})
+                unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
+                unit.run("delete_stale_sections", {"rows": keep})
+            unit.run("upsert_documents", {"rows": [{"id": d.id, "props": _document_props(d)} for d in docs]})
+            unit.run("upsert_sections", {"rows": [row for d in docs for row in _section_rows(d)]})
+            chunk_rows = [row for d in docs for row in _chunk_rows(d, token_counts)]
+            if chunk_rows:
+                unit.run("upsert_chunks", {"rows": chunk_rows})
+            next_rows = [row for d in docs for row in _next_rows(d)]
+            if next_rows:
+                unit.run("link_next_chunks", {"rows": next_rows})
+
+    def resolve_links(self, *, batch: int = 100, retry_unresolved: bool = False) -> LinkReport:
+        """Turn stored link data into LINKS_TO edges for every document still marked pending."""
+        report = LinkReport()
+        if retry_unresolved:
+            self.store.run("mark_unresolved_documents_pending", write=True)
+        while True:
+            doc_ids = [row["id"] for row in self.store.run("pending_link_documents", {"limit": batch})]
+            if not doc_ids:
+                return report
+            self._resolve_batch(doc_ids, report)
+
+    def _resolve_batch(self, doc_ids: list[str], report: LinkReport) -> None:
+        sections = self.store.run("section_links", {"doc_ids": doc_ids})
+        parsed = [(row, json.loads(row["links_json"]) if row["links_json"] else []) for row in sections]
+        urls = sorted({link["u"] for _, links in parsed for link in links})
+        targets = {row["url"]: (json.loads(row["anchors_json"] or "{}"), row["first_section_id"])
+                   for row in self.store.run("document_anchor_maps", {"urls": urls})} if urls else {}
+        link_rows: list[dict[str, Any]] = []
+        unresolved_rows: list[dict[str, Any]] = []
+        per_doc: dict[str, list[int]] = {doc_id: [0, 0] for doc_id in doc_ids}
+        for row, links in parsed:
+            unresolved = []
+            for link in links:
+                anchors, first = targets.get(link["u"], ({}, None))
+                target = anchors.get(link["a"]) if link["a"] else first
+                if target is None:
+                    unresolved.append({"url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
+                                       "text": link["t"]})
+                    continue
+                if target == row["section_id"]:
+                    report.self_links += 1  # a section pointing into itself adds nothing to traverse
+                    continue
+                link_rows.append({"source_id": row["section_id"], "target_id": target, "order": link["o"],
+                                  "url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
+                                  "anchor": link["a"], "text": link["t"], "context": link["c"]})
+                per_doc[row["doc_id"]][0] += 1
+            per_doc[row["doc_id"]][1] += len(unresolved)
+            if unresolved or links:
+                unresolved_rows.append({"section_id": row["section_id"],
+                                        "unresolved_links_json": json.dumps(unresolved, ensure_ascii=False)
+                                        if unresolved else None})
+        with self.store.unit() as unit:
+            unit.run("delete_document_outgoing_links", {"doc_ids": doc_ids})
+            for start in range(0, len(link_rows), self.store.batch_size):
+                unit.run("create_links", {"rows": link_rows[start:start + self.store.batch_size]})
+            if unresolved_rows:
+                unit.run("set_unresolved_links", {"rows": unresolved_rows})
+            unit.run("finish_link_resolution", {"rows": [
+                {"doc_id": doc_id, "resolved": counts[0], "unresolved": counts[1]}
+                for doc_id, counts in per_doc.items()]})
+        report.documents += len(doc_ids)
+        report.resolved += sum(c[0] for c in per_doc.values())
+        report.unresolved += sum(c[1] for c in per_doc.values())
+
+    def find_documents(self, key: str, folder: str) -> list[dict[str, Any]]:
+        return self.store.run("find_documents", {"key": key, "folder": folder})
+
+    def delete_documents(self, doc_ids: list[str]) -> LinkReport:
+        """Remove documents and everything only they own; links into them become unresolved elsewhere."""
+        if not doc_ids:
+            return LinkReport()
+        with self.store.unit() as unit:
+            unit.run("mark_documents_linking_to_removed_sections",
+                     {"rows": [{"doc_id": doc_id, "keep_section_ids": []} for doc_id in doc_ids]})
+            unit.run("delete_document_chunks", {"doc_ids": doc_ids})
+            unit.run("delete_document_sections", {"doc_ids": doc_ids})
+            unit.run("delete_document_nodes", {"doc_ids": doc_ids})
+        return self.resolve_links()

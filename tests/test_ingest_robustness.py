@@ -1,0 +1,154 @@
+"""Hostile input and interrupted runs: reported, skipped, nothing stored is damaged, re-runs complete."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from neoweave.ingest.chunking import Chunker, ChunkingOptions
+from neoweave.ingest.documents import Document
+from neoweave.ingest.sources import SourceOptions, iter_documents
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_store import FalkorDBStore
+
+HOTPOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa" / "corpus.jsonl"
+PAGE = ("<!DOCTYPE html><html><head><title>{title}</title></head><body><div role='main'>"
+        "<section id='{anchor}'><h1>{title}</h1><p>{body} <a href='{href}'>{link}</a>.</p></section>"
+        "</div></body></html>")
+
+
+def _cli(data_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+    return subprocess.run([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    path = tmp_path / "store"
+    yield path
+    EmbeddedFalkorDB(path).stop()
+
+
+def _store(data_dir: Path) -> FalkorDBStore:
+    return FalkorDBStore(server=EmbeddedFalkorDB(data_dir))
+
+
+def _hostile_corpus(root: Path) -> None:
+    root.mkdir()
+    (root / "good.html").write_text(PAGE.format(title="Good page", anchor="good", body="Solid content here",
+                                                href="loop1.html", link="the loop"))
+    (root / "loop1.html").write_text(PAGE.format(title="Loop one", anchor="one", body="First of a loop",
+                                                 href="loop2.html#two", link="loop two"))
+    (root / "loop2.html").write_text(PAGE.format(title="Loop two", anchor="two", body="Second of a loop",
+                                                 href="loop1.html#one", link="loop one"))
+    (root / "binary.html").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (root / "empty.txt").write_bytes(b"")
+    (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    (root / "truncated.html").write_text("<html><head><title>T</title></head><body><div role='main'>"
+                                         "<section id='t'><h1>T</h1><p>This page was cut off in the mid")
+    (root / "huge.txt").write_text("word " * 40_000)
+    (root / "records.jsonl").write_text(
+        '{"id": "r1", "title": "One", "text": "First record."}\n'
+        '["not", "an", "object"]\n'
+        '{"id": "r1", "title": "One again", "text": "Duplicate id."}\n'
+        '{"id": "r2", "title": "Two", "text": "Second record."}\n'
+        '{"id": "r3", "title": "Three", "text": "Broken\n'
+        '42\n')
+
+
+def test_hostile_inputs_are_reported_and_skipped(tmp_path, data_dir):
+    # a clean document already in the store must survive the hostile run untouched
+    keep = tmp_path / "keep.jsonl"
+    keep.write_text('{"id": "keep", "title": "Keep", "text": "Already stored and must survive."}\n')
+    assert _cli(data_dir, "ingest", str(keep), "--no-progress").returncode == 0
+
+    corpus = tmp_path / "hostile"
+    _hostile_corpus(corpus)
+    result = _cli(data_dir, "ingest", str(corpus), "--json", "--max-file-mb", "0.1")
+    assert result.returncode == 3, result.stderr  # 3: the run finished but skipped inputs
+    report = json.loads(result.stdout)
+    skipped = "\n".join(report["skipped"])
+    assert f"{corpus / 'binary.html'}: binary file" in skipped
+    assert f"{corpus / 'empty.txt'}: empty file" in skipped
+    assert f"{corpus / 'latin1.txt'}: invalid UTF-8 at byte 3" in skipped
+    assert f"{corpus / 'truncated.html'}: truncated HTML" in skipped
+    assert f"{corpus / 'huge.txt'}: file of 200000 bytes exceeds the size limit" in skipped
+    assert f"{corpus / 'records.jsonl'}:2: record is a JSON list, not an object" in skipped
+    assert f"duplicate document id 'r1' (first seen in {corpus / 'records.jsonl'}:1)" in skipped
+    assert f"{corpus / 'records.jsonl'}:5: not valid JSON" in skipped
+    assert f"{corpus / 'records.jsonl'}:6: record is a JSON int, not an object" in skipped
+    assert len(report["skipped"]) == 9
+    assert report["documents_new"] == 5  # good, loop1, loop2, r1, r2
+    assert report["links_resolved"] == 3 and report["links_unresolved"] == 0
+
+    store = _store(data_dir)
+    assert store.counts().nodes["Document"] == 6
+    kept = store.query("MATCH (d:Document {id: 'keep'})-[:HAS_SECTION]->(:Section)-[:HAS_CHUNK]->(c:Chunk) "
+                       "RETURN c.text AS text")
+    assert kept == [{"text": "Already stored and must survive."}]
+    loop = store.query("MATCH (a:Section {anchor: 'one'})-[:LINKS_TO]->(b:Section)-[:LINKS_TO]->(a) "
+                       "RETURN b.anchor AS b")
+    assert loop == [{"b": "two"}]
+    store.close()
+
+
+def _expected_chunks(corpus: Path) -> dict[str, int]:
+    chunker = Chunker(ChunkingOptions(1200, 100))
+    settings = {fmt: {} for fmt in ("html", "text", "markdown", "record")}
+    return {d.id: len(chunker.chunk(d).chunks)
+            for d in iter_documents(corpus, SourceOptions(), settings) if isinstance(d, Document)}
+
+
+def test_a_killed_ingest_leaves_no_half_document_and_reruns_to_completion(tmp_path, data_dir):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(HOTPOT.read_text().splitlines(keepends=True)[:300]))
+    expected = _expected_chunks(corpus)
+    assert len(expected) == 300
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), "ingest",
+                             str(corpus), "--no-progress"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    store = _store(data_dir)
+    deadline = time.monotonic() + 300
+    written = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+        if data_dir.joinpath("falkordb.sock").exists():
+            try:
+                written = store.counts().nodes.get("Document", 0)
+            except Exception:
+                continue
+        if written:
+            break
+    assert proc.poll() is None, "ingest finished before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    # whatever is visible is whole: every stored document has exactly its chunks
+    partial = {r["id"]: r["n"] for r in store.query(
+        "MATCH (d:Document) OPTIONAL MATCH (d)-[:HAS_SECTION]->(:Section)-[:HAS_CHUNK]->(c:Chunk) "
+        "RETURN d.id AS id, count(c) AS n")}
+    assert 0 < len(partial) < 300
+    assert all(partial[doc_id] == expected[doc_id] for doc_id in partial)
+
+    rerun = _cli(data_dir, "ingest", str(corpus), "--json")
+    assert rerun.returncode == 0, rerun.stderr
+    report = json.loads(rerun.stdout)
+    assert report["documents_unchanged"] == len(partial)
+    assert report["documents_new"] == 300 - len(partial)
+    final = {r["id"]: r["n"] for r in store.query(
+        "MATCH (d:Document) OPTIONAL MATCH (d)-[:HAS_SECTION]->(:Section)-[:HAS_CHUNK]->(c:Chunk) "
+        "RETURN d.id AS id, count(c) AS n")}
+    assert final == expected
+    counts = store.counts()
+    assert counts.nodes["Chunk"] == sum(expected.values()) and counts.nodes["Section"] == 300
+    orphans = store.query("MATCH (c:Chunk) WHERE NOT ()-[:HAS_CHUNK]->(c) RETURN count(c) AS n")
+    assert orphans == [{"n": 0}]
+    store.close()
