@@ -108,8 +108,18 @@ class Embedder:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]
 
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        """Tokens per text as the model sees them (before truncation to `max_tokens`)."""
-        tokenizer = self._load().tokenizer
-        encoded = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
-        return [len(ids) for ids in encoded]
+    def token_counter(self):
+        """A function counting tokens per text as the model sees them (before truncation to `max_tokens`).
+
+        It uses its own copy of the tokenizer, so it can run in another thread while `embed` runs (a fast
+        tokenizer shared across threads fails with "Already borrowed").
+        """
+        import copy
+
+        tokenizer = copy.deepcopy(self._load().tokenizer)
+
+        def count(texts: list[str]) -> list[int]:
+            encoded = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+            return [len(ids) for ids in encoded]
+
+        return count

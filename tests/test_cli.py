@@ -65,3 +65,30 @@ def test_another_embedding_model_is_refused(cli):
     bad = subprocess.run([sys.executable, "-m", "neoweave.cli", "init"], capture_output=True, text=True,
                          env={**os.environ, "NEOWEAVE_EMBEDDING_MODEL": "all-mpnet-base-v2"}, cwd=os.getcwd())
     assert bad.returncode == 1 and "cannot be mixed" in bad.stderr
+
+
+def test_ingest_status_follow_links_and_delete(cli, workdir, site):
+    out = cli("ingest", str(site), "--no-progress", "--base-url", "https://docs.example.org/tiny/")
+    assert "ingest report" in out.stdout and "4 resolved, 2 unresolved" in out.stdout
+    again = json.loads(cli("ingest", str(site), "--json", "--base-url", "https://docs.example.org/tiny/").stdout)
+    assert again["documents_unchanged"] == 3 and again["chunks"] == 0
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["nodes"]["Document"] == 3 and status["relationships"]["LINKS_TO"] == 4
+    rows = cli("cypher", "MATCH (s:Section {id: $id})-[l:LINKS_TO]->(t:Section) RETURN t.id AS target, l.text AS text",
+               "-p", "id=https://docs.example.org/tiny/guide/async.html#event-loop", "--json").stdout.splitlines()
+    assert [json.loads(r) for r in rows] == [
+        {"target": "https://docs.example.org/tiny/guide/memory.html#garbage-collection", "text": "garbage collection"}]
+    deleted = cli("delete", str(site / "guide" / "memory.html"))
+    assert "deleted 1 document" in deleted.stdout
+    assert json.loads(cli("status", "--json").stdout)["nodes"]["Document"] == 2
+    missing = cli("delete", "no-such-doc", check=False)
+    assert missing.returncode == 1 and "no document has id or path 'no-such-doc'" in missing.stderr
+
+
+def test_ingest_bad_options_and_paths(cli, workdir):
+    bad = cli("ingest", str(workdir / "nope"), check=False)
+    assert bad.returncode == 1 and "ingest path not found" in bad.stderr
+    bad = cli("ingest", str(workdir), "--chunk-size", "10", check=False)
+    assert bad.returncode == 1 and "chunk_size must be at least 50" in bad.stderr
+    bad = cli("ingest", str(workdir), "--format", "pdf", check=False)
+    assert bad.returncode == 1 and "unknown --format 'pdf'" in bad.stderr

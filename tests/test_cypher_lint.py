@@ -41,3 +41,12 @@ def test_schema_for_the_linter_comes_from_graph_schema():
     schema = db_schema()
     assert "Chunk" in schema["labels"] and "__Entity__" in schema["labels"]
     assert "LINKS_TO" in schema["relationshipTypes"] and "context" in schema["propertyKeys"]
+
+
+def test_declared_row_keys_are_known_and_others_are_not():
+    text = ("UNWIND $rows AS row MATCH (s:Section {id: row.source_id}) "
+            "MATCH (t:Section {id: row.sourceid}) RETURN s.id, t.id")
+    diagnostics = lint([LintItem("rows", text, {"rows": []}, ("source_id",))])
+    messages = [d.message for d in diagnostics]
+    assert any("sourceid is not present" in m for m in messages), messages
+    assert not any("source_id is not present" in m for m in messages), messages

@@ -134,8 +134,41 @@ EXAMPLES = {
                       "embedding": _unit([1, 0, 0, 0]), "filter": {}},
     "fulltext_search": {"label": "Chunk", "query": "asyncio", "k": 2},
     "upsert_tags": {"rows": [{"name": "asyncio", "kind": "topic", "method": "fast", "source": "test"}]},
+    # ingest statements (their behaviour is tested end to end in test_ingest*.py)
+    "document_hashes": {"ids": ["d1"]},
+    "upsert_documents": {"rows": [{"id": "d1", "props": {"id": "d1", "title": "D", "url": "u1",
+                                                         "anchors_json": '{"a": "d1#a"}', "links_pending": True,
+                                                         "first_section_id": "d1#a"}}]},
+    "upsert_sections": {"rows": [{"id": "d1#a", "doc_id": "d1",
+                                  "props": {"id": "d1#a", "doc_id": "d1", "order": 0, "url": "u1#a"}}]},
+    "upsert_chunks": {"rows": [{"id": "d1#a:0", "doc_id": "d1", "section_id": "d1#a", "text": "t", "order": 0,
+                                "start": 0, "end": 1, "token_count": 3, "external_links_json": None,
+                                "embedding": _unit([1, 1, 0, 0])}]},
+    "link_next_chunks": {"rows": [{"from_id": "c1", "to_id": "c2"}]},
+    "pending_link_documents": {"limit": 10},
+    "section_links": {"doc_ids": ["d1"]},
+    "document_anchor_maps": {"urls": ["u1"]},
+    "create_links": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": 0, "url": "u1#a", "anchor": "a",
+                               "text": "t", "context": "c"}]},
+    "set_unresolved_links": {"rows": [{"section_id": "d1#a", "unresolved_links_json": None}]},
+    "finish_link_resolution": {"rows": [{"doc_id": "d1", "resolved": 1, "unresolved": 0}]},
+    "mark_unresolved_documents_pending": {},
+    "mark_documents_linking_to_removed_sections": {"rows": [{"doc_id": "d1", "keep_section_ids": []}]},
+    "delete_document_chunks": {"doc_ids": ["d1"]},
+    "delete_document_outgoing_links": {"doc_ids": ["d1"]},
+    "delete_stale_sections": {"rows": [{"doc_id": "d1", "keep_section_ids": ["d1#a"]}]},
+    "find_documents": {"key": "d1", "folder": "/nowhere/"},
+    "delete_document_sections": {"doc_ids": ["d1"]},
+    "delete_document_nodes": {"doc_ids": ["d1"]},
 }
-WRITES = {"meta_set", "upsert_tags"}
+WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
+          "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
+          "mark_documents_linking_to_removed_sections", "delete_document_chunks", "delete_document_outgoing_links",
+          "delete_stale_sections", "delete_document_sections", "delete_document_nodes"}
+# Statements that must return rows on the seeded graph (with the document written first).
+RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
+                "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
+                "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending"}
 
 
 def test_every_falkordb_statement_has_an_example():
@@ -145,8 +178,9 @@ def test_every_falkordb_statement_has_an_example():
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_every_statement_runs_on_falkordb(falkordb_store, name):
     _seed(falkordb_store)
+    for setup in ("upsert_documents", "upsert_sections"):
+        falkordb_store.run(setup, EXAMPLES[setup], write=True)
     rows = falkordb_store.run(name, EXAMPLES[name], write=name in WRITES)
     assert isinstance(rows, list)
-    if name in {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
-                "count_nodes_by_label", "meta_set"}:
+    if name in RETURNS_ROWS:
         assert rows, f"{name} returned no rows on a seeded graph"

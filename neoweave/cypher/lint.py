@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,8 @@ class LintItem:
     name: str
     text: str
     parameters: dict[str, Any]
+    row_keys: tuple[str, ...] = ()
+    """Keys of the parameter maps the statement reads (`row.source_id`), declared in its @param docs."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +72,16 @@ def db_schema(schema: GraphSchema = SCHEMA) -> dict[str, Any]:
     }
 
 
+_ROW_SHAPE = re.compile(r"\[\{([^}]*)\}\]")
+
+
 def statement_item(statement: Statement) -> LintItem:
-    return LintItem(statement.name, statement.text,
-                    {p.name: _EXAMPLE_VALUES[p.type] for p in statement.params})
+    row_keys: list[str] = []
+    for param in statement.params:
+        for shape in _ROW_SHAPE.findall(param.doc):
+            row_keys.extend(key.strip() for key in shape.split(",") if key.strip())
+    return LintItem(statement.name, statement.text, {p.name: _EXAMPLE_VALUES[p.type] for p in statement.params},
+                    tuple(row_keys))
 
 
 def neo4j_items(dimension: int = 384) -> list[LintItem]:
@@ -95,7 +105,8 @@ def lint(items: list[LintItem], *, schema: GraphSchema = SCHEMA,
         )
     request = {
         "schema": db_schema(schema),
-        "statements": [{"name": i.name, "text": i.text, "parameters": i.parameters} for i in items],
+        "statements": [{"name": i.name, "text": i.text, "parameters": i.parameters, "rowKeys": list(i.row_keys)}
+                       for i in items],
         "versions": list(versions),
     }
     result = subprocess.run(["node", str(LINT_DIR / "lint.mjs")], input=json.dumps(request),

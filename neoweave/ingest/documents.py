@@ -38,6 +38,7 @@ class Chunk:
     start: int  # offsets within the document text
     end: int
     external_links: list[dict[str, str]] = field(default_factory=list)
+    token_count: int = 0  # tokens as the embedding model sees them
     embedding: list[float] | None = None
 
 

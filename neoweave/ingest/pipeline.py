@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -72,6 +73,15 @@ class IngestOptions:
                                self.chunk_overlap if self.chunk_overlap is not None else default.chunk_overlap)
 
 
+def _lower_thread_priority() -> None:
+    """Let embedding (the bottleneck) have the cores first: parsing and writing fill the gaps.
+
+    Linux applies nice values per thread; elsewhere this is a no-op.
+    """
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
 class _Progress:
     """tqdm bars for parsing, embedding and writing (silent when disabled)."""
 
@@ -117,19 +127,24 @@ class Ingestor:
         self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
         progress = _Progress(self.options.progress)
         stats = SourceStats()
-        parsed: queue.Queue = queue.Queue(maxsize=64)
+        parsed: queue.Queue = queue.Queue(maxsize=16)
         to_write: queue.Queue = queue.Queue(maxsize=2)
         failure: list[BaseException] = []
         stop = threading.Event()
 
+        count_tokens = self.embedder.token_counter()
+
         def produce() -> None:
+            _lower_thread_priority()
             chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in ("html", "text", "markdown", "record")}
             try:
                 for item in iter_documents(path, self.options.sources, self._hash_settings(), stats):
                     if stop.is_set():
                         return
                     if isinstance(item, Document):
-                        chunkers[item.format].chunk(item)
+                        chunks = chunkers[item.format].chunk(item).chunks
+                        for chunk, count in zip(chunks, count_tokens([c.text for c in chunks]), strict=True):
+                            chunk.token_count = count
                     parsed.put(item)
             except BaseException as exc:
                 failure.append(exc)
@@ -137,14 +152,15 @@ class Ingestor:
                 parsed.put(_DONE)
 
         def consume() -> None:
+            _lower_thread_priority()
             try:
                 while True:
                     item = to_write.get()
                     if item is _DONE:
                         return
-                    docs, changed, token_counts = item
+                    docs, changed = item
                     if not failure:
-                        self.writer.write_documents(docs, changed, token_counts)
+                        self.writer.write_documents(docs, changed)
                         progress.update("written", sum(len(d.chunks) for d in docs))
             except BaseException as exc:
                 failure.append(exc)
@@ -243,11 +259,10 @@ class Ingestor:
         texts = [chunk.text for chunk in chunks]
         started = time.perf_counter()
         vectors = self.embedder.embed(texts)
-        token_counts = dict(zip((c.id for c in chunks), self.embedder.count_tokens(texts), strict=True))
         report.embed_seconds += time.perf_counter() - started
         for chunk, vector in zip(chunks, vectors, strict=True):
             chunk.embedding = vector
         progress.update("embedded", len(chunks))
         report.chunks += len(chunks)
         report.sections += sum(len(doc.sections) for doc in docs)
-        to_write.put((docs, changed, token_counts))
+        to_write.put((docs, changed))

@@ -66,7 +66,7 @@ def _section_rows(doc: Document) -> list[dict[str, Any]]:
     return rows
 
 
-def _chunk_rows(doc: Document, token_counts: dict[str, int]) -> list[dict[str, Any]]:
+def _chunk_rows(doc: Document) -> list[dict[str, Any]]:
     rows = []
     for section in doc.sections:
         for chunk in section.chunks:
@@ -75,7 +75,7 @@ def _chunk_rows(doc: Document, token_counts: dict[str, int]) -> list[dict[str, A
             rows.append({
                 "id": chunk.id, "doc_id": doc.id, "section_id": section.id, "text": chunk.text,
                 "order": chunk.order, "start": chunk.start, "end": chunk.end,
-                "token_count": token_counts.get(chunk.id, 0),
+                "token_count": chunk.token_count,
                 "external_links_json": json.dumps(chunk.external_links, ensure_ascii=False)
                 if chunk.external_links else None,
                 "embedding": chunk.embedding,
@@ -104,12 +104,10 @@ class GraphWriter:
         rows = self.store.run("document_hashes", {"ids": list(ids)})
         return {row["id"]: row["content_hash"] for row in rows}
 
-    def write_documents(self, docs: list[Document], changed_ids: set[str],
-                        token_counts: dict[str, int] | None = None) -> None:
+    def write_documents(self, docs: list[Document], changed_ids: set[str]) -> None:
         """Write (or rewrite) documents with their sections, chunks and reading order, as one unit."""
         if not docs:
             return
-        token_counts = token_counts or {}
         changed = [doc.id for doc in docs if doc.id in changed_ids]
         keep = [{"doc_id": doc.id, "keep_section_ids": [s.id for s in doc.sections]}
                 for doc in docs if doc.id in changed_ids]
@@ -121,7 +119,7 @@ class GraphWriter:
                 unit.run("delete_stale_sections", {"rows": keep})
             unit.run("upsert_documents", {"rows": [{"id": d.id, "props": _document_props(d)} for d in docs]})
             unit.run("upsert_sections", {"rows": [row for d in docs for row in _section_rows(d)]})
-            chunk_rows = [row for d in docs for row in _chunk_rows(d, token_counts)]
+            chunk_rows = [row for d in docs for row in _chunk_rows(d)]
             if chunk_rows:
                 unit.run("upsert_chunks", {"rows": chunk_rows})
             next_rows = [row for d in docs for row in _next_rows(d)]

@@ -1,6 +1,7 @@
 // Lint Cypher statements with Neo4j's own linter (@neo4j-cypher/language-support, lintCypherQuery).
 // stdin: {"schema": {labels, relationshipTypes, propertyKeys, procedures: [names]},
-//         "statements": [{"name", "text", "parameters": {name: example}}], "versions": ["CYPHER 5", ...]}
+//         "statements": [{"name", "text", "parameters": {name: example}, "rowKeys": [...]}],
+//         "versions": ["CYPHER 5", ...]}
 // stdout: [{"name", "version", "severity", "message", "line", "column"}]  (empty list: all clean)
 import { lintCypherQuery, testData } from '@neo4j-cypher/language-support';
 
@@ -37,7 +38,8 @@ for (const version of request.versions) {
     const dbSchema = {
       labels: request.schema.labels,
       relationshipTypes: request.schema.relationshipTypes,
-      propertyKeys: request.schema.propertyKeys,
+      // keys of the statement's own parameter maps (`UNWIND $rows AS row ... row.source_id`) count as known
+      propertyKeys: [...request.schema.propertyKeys, ...(statement.rowKeys ?? [])],
       parameters: statement.parameters,
       procedures: pick(mock.procedures, request.schema.procedures),
       functions: mock.functions,
