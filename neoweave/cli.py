@@ -22,6 +22,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="neoweave: documents into one knowledge graph; questions answered by traversing it.")
 server_app = typer.Typer(no_args_is_help=True, help="The embedded FalkorDB server (the default store).")
 app.add_typer(server_app, name="server")
+llm_app = typer.Typer(no_args_is_help=True, help="The LLM gateway: endpoint check, usage, local model server.")
+app.add_typer(llm_app, name="llm")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -159,6 +161,7 @@ def ingest(
     chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,
     max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
     context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
+    skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
@@ -173,7 +176,8 @@ def ingest(
     try:
         options = IngestOptions(
             sources=SourceOptions(format=fmt, base_url=base_url, max_file_bytes=int(max_file_mb * 1024 * 1024),
-                                  html=HtmlOptions(context_words=context_words)),
+                                  html=HtmlOptions(context_words=context_words),
+                                  skip_paths=(*SourceOptions().skip_paths, *(skip or ()))),
             chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress and not as_json,
         )
         for kind in ("html", "record"):
@@ -248,6 +252,65 @@ def server_status() -> None:
     pid = server.pid()
     console.print(f"running: pid {pid}, socket {server.socket_path}" if server.is_running()
                   else f"not running (data directory {server.paths.data_dir})")
+
+
+@llm_app.command("check")
+def llm_check(model: Annotated[str | None, typer.Option("--model", help="override llm.model")] = None) -> None:
+    """Which endpoint and model are in use; one short structured call through the gateway."""
+    from pydantic import BaseModel
+
+    from neoweave.llm import create_gateway
+
+    class Capital(BaseModel):
+        country: str
+        capital: str
+
+    cfg = settings()
+    gateway = create_gateway(cfg, model=model)
+    console.print(f"provider {cfg.llm.provider}, endpoint {gateway.endpoint}, model {gateway.model}, "
+                  f"structured output: {gateway.structured_output}", highlight=False)
+    result = gateway.structured([{"role": "user", "content": "Which country is Paris the capital of? "
+                                  "Give the country and its capital."}], Capital, stage="check", cache=False)
+    call = result.calls[-1] if result.calls else None
+    if not result.ok:
+        raise NeoweaveError(f"the model answered, but not with valid structured output: {result.error}")
+    console.print(f"structured call ok: {result.value.model_dump()} "
+                  f"({call.prompt_tokens}+{call.completion_tokens} tokens, {call.latency_ms:.0f} ms, "
+                  f"{call.retries} retries)", highlight=False)
+
+
+@llm_app.command("usage")
+def llm_usage(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
+    """Recorded LLM calls: tokens, cache hits, retries, latency and cost per model and stage."""
+    from neoweave.llm import LLMDatabase, database_path
+
+    path = database_path(settings())
+    rows = LLMDatabase(path).usage() if path.exists() else []
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        console.print(f"no LLM calls recorded yet ({path})")
+        return
+    table = Table("model", "stage", "calls", "cached", "failed", "retries", "prompt tok", "completion tok",
+                  "avg ms", "cost USD", title=f"LLM usage ({path})")
+    for row in rows:
+        paid = row["calls"] - (row["cached"] or 0)
+        table.add_row(row["model"], row["stage"], str(row["calls"]), str(row["cached"]), str(row["failed"]),
+                      str(row["retries"]), str(row["prompt_tokens"]), str(row["completion_tokens"]),
+                      f"{(row['latency_ms'] or 0) / max(paid, 1):.0f}", f"{row['cost_usd'] or 0:.4f}")
+    console.print(table)
+
+
+@llm_app.command("stop")
+def llm_stop() -> None:
+    """Stop the local model servers neoweave started."""
+    from neoweave.llm.local import MODELS, LocalModelServer
+
+    cfg = settings()
+    stopped = [key for key, spec in MODELS.items()
+               if LocalModelServer(spec, state_dir=Path(cfg.falkordb.data_dir) / "llm").stop()]
+    console.print(f"stopped: {', '.join(stopped)}" if stopped else "no local model server was running")
 
 
 def main() -> None:

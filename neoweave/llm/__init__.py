@@ -1,0 +1,64 @@
+"""LLM gateway: one OpenAI-compatible client for hosted and local models.
+
+    from neoweave.llm import create_gateway
+    llm = create_gateway(load_settings())              # the configured endpoint, or the local model
+    llm.chat([{"role": "user", "content": "Hi"}], stage="answer").text
+    llm.structured(messages, Triples, stage="kg").value
+    llm.ledger.by_stage()                               # tokens, latency, retries, cost per stage
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neoweave.llm.gateway import ChatResult, LLMError, LLMGateway, StructuredResult
+from neoweave.llm.ledger import LLMCall, TokenLedger, Totals
+from neoweave.llm.store import LLMDatabase
+
+__all__ = [
+    "ChatResult", "LLMCall", "LLMDatabase", "LLMError", "LLMGateway", "StructuredResult", "TokenLedger", "Totals",
+    "create_gateway", "database_path",
+]
+
+
+def database_path(settings) -> Path:
+    """The SQLite file holding the response cache and the call log (in the data directory)."""
+    return Path(settings.falkordb.data_dir) / "llm.sqlite"
+
+
+def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | None = None) -> LLMGateway:
+    """A gateway for the configured endpoint (`llm.provider`, `llm.base_url`), or the local model."""
+    import openai
+
+    cfg = settings.llm
+    model = model or cfg.model
+    database = LLMDatabase(database_path(settings)) if cfg.cache else None
+    ledger = ledger or TokenLedger(prices=cfg.prices, database=database)
+    api_key = cfg.api_key.get_secret_value()
+    mode = cfg.structured_output
+    if cfg.provider == "azure":
+        if not cfg.base_url:
+            from neoweave.errors import ConfigError
+
+            raise ConfigError("llm.provider = 'azure' needs llm.base_url (https://<resource>.openai.azure.com)")
+        client = openai.AzureOpenAI(api_key=api_key, azure_endpoint=cfg.base_url, api_version=cfg.api_version,
+                                    timeout=cfg.timeout, max_retries=0)
+        endpoint = cfg.base_url
+    elif cfg.provider == "openai" or cfg.base_url:
+        client = openai.OpenAI(api_key=api_key or "not-needed", base_url=cfg.base_url or None,
+                               timeout=cfg.timeout, max_retries=0)
+        endpoint = cfg.base_url or "https://api.openai.com/v1"
+    else:
+        from neoweave.llm.local import LocalModelServer, local_model
+
+        server = LocalModelServer(local_model(model), state_dir=Path(settings.falkordb.data_dir) / "llm",
+                                  model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
+        endpoint = server.ensure_running()
+        client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout, max_retries=0)
+        if mode == "auto":
+            mode = "json_object_schema"  # llama.cpp turns the schema into a grammar
+    if mode == "auto":
+        mode = "json_schema"
+    return LLMGateway(client, model, ledger=ledger, database=database, temperature=cfg.temperature,
+                      max_tokens=cfg.max_tokens, concurrency=cfg.concurrency, max_retries=cfg.max_retries,
+                      structured_output=mode, endpoint=endpoint)

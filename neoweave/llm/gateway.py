@@ -1,0 +1,236 @@
+"""One client for every OpenAI-compatible endpoint: cache, retries, structured output, token accounting.
+
+Every LLM call of the platform goes through `LLMGateway`, whatever the endpoint (OpenAI, Azure OpenAI,
+Ollama, vLLM, llama.cpp, or the local model neoweave serves itself). The `openai` client does no retries of
+its own here: tenacity retries rate limits, timeouts, connection errors and 5xx with exponential backoff
+and jitter, never a 4xx that cannot succeed, and every retry and its cause is recorded on the call.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import openai
+from pydantic import BaseModel
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from neoweave.errors import NeoweaveError
+from neoweave.llm.cache import cache_key
+from neoweave.llm.ledger import LLMCall, TokenLedger
+from neoweave.llm.store import LLMDatabase
+from neoweave.llm.structured import StructuredOutputError, parse_structured, schema_instruction
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "prompt"]
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class LLMError(NeoweaveError):
+    """The model could not be reached or refused the request (after retries)."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Rate limits, timeouts, connection failures and 5xx may succeed later; other 4xx never will."""
+    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in _RETRYABLE_STATUS
+    return False
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token, for servers that report no usage."""
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+@dataclass
+class ChatResult:
+    text: str
+    call: LLMCall
+
+
+@dataclass
+class StructuredResult(Generic[T]):
+    """A validated object, or the reason there is none; never an exception for bad model output."""
+
+    value: T | None
+    text: str
+    calls: list[LLMCall] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+class LLMGateway:
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        model: str,
+        *,
+        ledger: TokenLedger | None = None,
+        database: LLMDatabase | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        concurrency: int = 2,
+        max_retries: int = 4,
+        structured_output: StructuredMode = "json_schema",
+        backoff_seconds: float = 0.5,
+        endpoint: str = "",
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.ledger = ledger or TokenLedger(database=database)
+        self.database = database
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_retries = max_retries
+        self.structured_output: StructuredMode = structured_output
+        self.backoff_seconds = backoff_seconds
+        self.endpoint = endpoint or str(getattr(client, "base_url", ""))
+        self._slots = threading.BoundedSemaphore(concurrency)
+
+    # -- plain chat ------------------------------------------------------------------------------
+    def chat(self, messages: list[dict[str, Any]], *, stage: str = "default", max_tokens: int | None = None,
+             temperature: float | None = None, cache: bool = True) -> ChatResult:
+        """One completion; raises LLMError when the endpoint fails after retries."""
+        params = {"temperature": self.temperature if temperature is None else temperature,
+                  "max_tokens": max_tokens or self.max_tokens}
+        return self._complete(messages, params, stage=stage, cache=cache)
+
+    # -- structured output -----------------------------------------------------------------------
+    def structured(self, messages: list[dict[str, Any]], response_model: type[T], *, stage: str = "default",
+                   max_tokens: int | None = None, cache: bool = True) -> StructuredResult[T]:
+        """A `response_model` instance parsed from the model's answer.
+
+        Uses the server's schema mode when it has one, repairs common JSON breakage, and re-asks once with
+        the validation error. A result that still fails comes back with `error` set (and is recorded).
+        """
+        mode = self.structured_output
+        request = list(messages)
+        if mode != "json_schema":
+            request = self._with_instruction(request, response_model)
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens}
+        schema = response_model.model_json_schema()
+        if mode == "json_schema":
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": response_model.__name__, "schema": schema, "strict": False}}
+        elif mode == "json_object_schema":
+            params["response_format"] = {"type": "json_object", "schema": schema}
+        elif mode == "json_object":
+            params["response_format"] = {"type": "json_object"}
+
+        result: StructuredResult[T] = StructuredResult(None, "")
+        for attempt in range(2):
+            try:
+                reply = self._complete(request, params, stage=stage, cache=cache)
+            except LLMError as exc:
+                if attempt == 0 and "response_format" in params and _rejects_format(exc):
+                    log.warning("%s rejected response_format; falling back to schema-in-prompt", self.endpoint)
+                    self.structured_output = "prompt"
+                    return self.structured(messages, response_model, stage=stage, max_tokens=max_tokens,
+                                           cache=cache)
+                result.error = str(exc)
+                return result
+            result.calls.append(reply.call)
+            result.text = reply.text
+            try:
+                result.value = parse_structured(reply.text, response_model)
+                result.error = None
+                return result
+            except StructuredOutputError as exc:
+                result.error = str(exc)
+                reply.call.error = f"invalid structured output: {exc}"[:500]
+                request = [*request, {"role": "assistant", "content": reply.text},
+                           {"role": "user", "content": f"That answer was not valid: {exc}. "
+                                                       "Reply again with corrected JSON only."}]
+        log.info("structured output failed after a re-ask: %s", result.error)
+        return result
+
+    @staticmethod
+    def _with_instruction(messages: list[dict[str, Any]], model: type[BaseModel]) -> list[dict[str, Any]]:
+        instruction = schema_instruction(model)
+        if messages and messages[0].get("role") == "system":
+            return [{**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}, *messages[1:]]
+        return [{"role": "system", "content": instruction}, *messages]
+
+    # -- the one path every request takes ---------------------------------------------------------
+    def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any], *, stage: str,
+                  cache: bool) -> ChatResult:
+        key = cache_key(self.model, messages, params) if cache and self.database is not None else None
+        if key is not None:
+            hit = self.database.get_response(key)  # type: ignore[union-attr]
+            if hit is not None:
+                call = self.ledger.record(LLMCall(stage=stage, model=self.model, cached=True))
+                return ChatResult(hit["text"], call)
+
+        call = LLMCall(stage=stage, model=self.model)
+
+        def note_retry(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            call.retries += 1
+            call.retry_causes.append(_describe(exc))
+            log.warning("LLM call to %s failed (%s); retry %d", self.endpoint, _describe(exc), call.retries)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_random_exponential(multiplier=self.backoff_seconds, max=30),
+            retry=retry_if_exception(is_retryable),
+            before_sleep=note_retry,
+            reraise=True,
+        )
+        started = time.perf_counter()
+        try:
+            with self._slots:
+                response = retrying(self.client.chat.completions.create, model=self.model, messages=messages,
+                                    **params)
+        except openai.OpenAIError as exc:
+            call.latency_ms = (time.perf_counter() - started) * 1000
+            call.error = _describe(exc)
+            self.ledger.record(call)
+            raise LLMError(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
+                           hint=_hint(exc)) from exc
+        call.latency_ms = (time.perf_counter() - started) * 1000
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        usage = getattr(response, "usage", None)
+        if usage is not None and usage.prompt_tokens is not None:
+            call.prompt_tokens = int(usage.prompt_tokens)
+            call.completion_tokens = int(usage.completion_tokens or 0)
+        else:
+            call.prompt_tokens = estimate_tokens(" ".join(str(m.get("content", "")) for m in messages))
+            call.completion_tokens = estimate_tokens(text)
+            call.tokens_estimated = True
+        self.ledger.record(call)
+        if key is not None:
+            self.database.put_response(key, self.model, {"text": text})  # type: ignore[union-attr]
+        return ChatResult(text, call)
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code} {type(exc).__name__}"
+    return type(exc).__name__ + (f": {exc}" if str(exc) else "")
+
+
+def _hint(exc: BaseException) -> str:
+    if isinstance(exc, openai.AuthenticationError):
+        return "check NEOWEAVE_LLM_API_KEY / OPENAI_API_KEY"
+    if isinstance(exc, openai.NotFoundError):
+        return "check llm.model (for Azure: the deployment name) and llm.base_url"
+    if isinstance(exc, openai.APIConnectionError):
+        return "is the endpoint up? see `neoweave llm check`"
+    return ""
+
+
+def _rejects_format(exc: LLMError) -> bool:
+    cause = exc.__cause__
+    return isinstance(cause, openai.BadRequestError) and "response_format" in str(cause).lower()

