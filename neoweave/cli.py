@@ -211,6 +211,43 @@ def _print_report(report) -> None:
 
 
 @app.command()
+def query(
+    question: Annotated[str, typer.Argument(help="the question")],
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag")] = "naive",
+    k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
+    n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
+    top_m: Annotated[int | None, typer.Option("--top-m", help="LARAG: chunks per link")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
+) -> None:
+    """Retrieve context for a question with a strategy; shows where each piece came from."""
+    from neoweave.embeddings import Embedder
+    from neoweave.query import strategy
+
+    cfg = settings()
+    overrides = {name: value for name, value in
+                 (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m)) if value is not None}
+    with _open() as store:
+        meta = store.read_meta()
+        if meta is None:
+            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
+        store.check_meta(cfg.embedding.model, meta["dimension"])
+        result = strategy(strategy_name, store, Embedder(cfg.embedding.model), **overrides).retrieve(question)
+    if as_json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+        return
+    table = Table("#", "origin", "score", "section", "text", title=f"{result.strategy} {result.parameters}")
+    for index, item in enumerate(result.items, 1):
+        origin = item.origin if item.origin != "link" else f"link (hop {item.details['hop']})"
+        table.add_row(str(index), origin, f"{item.score:.3f}", item.section_title or item.section_id,
+                      item.text[:160].replace("\n", " ") + ("…" if len(item.text) > 160 else ""))
+    console.print(table)
+    console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
+                  f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
+                  f"statements: {', '.join(result.trace.statements)}", highlight=False)
+
+
+@app.command()
 def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/folder that was ingested")]) -> None:
     """Delete documents and everything only they own (sections, chunks, their links)."""
     from neoweave.ingest import delete as delete_documents

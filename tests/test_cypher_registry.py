@@ -18,7 +18,7 @@ def test_macros_render_per_backend():
     neo = _parse("x", "neo4j", MACROS, "x.cypher")
     assert "db.idx.vector.queryNodes('Chunk', 'embedding', $k, vecf32($q))" in falkor.text
     assert "1 - distance AS score" in falkor.text
-    assert "(1 - vec.cosineDistance(node.embedding, $q))" in falkor.text
+    assert "(1 - vec.cosineDistance(node.embedding, vecf32($q)))" in falkor.text  # a list parameter becomes a vector
     assert "db.index.vector.queryNodes('chunk_embedding', $k, $q)" in neo.text
     assert "2 * similarity - 1 AS score" in neo.text
     assert "(2 * vector.similarity.cosine(node.embedding, $q) - 1)" in neo.text

@@ -160,11 +160,19 @@ EXAMPLES = {
     "find_documents": {"key": "d1", "folder": "/nowhere/"},
     "delete_document_sections": {"doc_ids": ["d1"]},
     "delete_document_nodes": {"doc_ids": ["d1"]},
+    # retrieval statements (behaviour tested in test_query.py)
+    "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "links_missing_context_embedding": {"section_ids": ["d1#a"]},
+    "set_link_context_embeddings": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": 0,
+                                              "embedding": _unit([0, 1, 0, 0])}]},
+    "larag_expand": {"section_ids": ["d1#a"], "query_embedding": _unit([1, 0, 0, 0]), "n_links": 1, "top_m": 1,
+                     "exclude_chunk_ids": []},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
           "mark_documents_linking_to_removed_sections", "delete_document_chunks", "delete_document_outgoing_links",
-          "delete_stale_sections", "delete_document_sections", "delete_document_nodes"}
+          "delete_stale_sections", "delete_document_sections", "delete_document_nodes",
+          "set_link_context_embeddings"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

@@ -96,6 +96,8 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         need(2)
         a, b = args
         if backend == "falkordb":
+            # stored vectors are vecf32 already; a parameter (a plain list) must be converted
+            a, b = (f"vecf32({x})" if x.startswith("$") else x for x in (a, b))
             return f"(1 - vec.cosineDistance({a}, {b}))"
         return f"(2 * vector.similarity.cosine({a}, {b}) - 1)"
     if name == "vector_nodes":

@@ -1,1 +1,9 @@
-"""Query: retrieval strategies over the stored graph."""
+"""Query: retrieval strategies over the stored graph, found by name.
+
+    from neoweave.query import strategy
+    result = strategy("larag", store, embedder, k=5, n_links=1).retrieve("How do I cancel a task?")
+"""
+
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, available, register, strategy
+
+__all__ = ["ContextItem", "Cost", "RetrievalResult", "Strategy", "Trace", "available", "register", "strategy"]

@@ -1,0 +1,179 @@
+"""The retrieval contract every strategy follows, and the registry that finds strategies by name.
+
+A strategy is a small class whose dataclass fields are its parameters, with the paper's values as defaults.
+`retrieve(question, **overrides)` returns a `RetrievalResult`: the ordered context, the trace of the graph
+walk (nodes and relationships visited, named statements run) and the cost (time per stage, LLM calls and
+tokens). Strategies run a few set-oriented Cypher statements each, never one query per node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from neoweave.embeddings import Embedder
+from neoweave.errors import NeoweaveError
+from neoweave.store.base import GraphStore
+
+
+@dataclass
+class ContextItem:
+    """One piece of retrieved context, with where it came from."""
+
+    text: str
+    chunk_id: str
+    section_id: str
+    doc_id: str
+    score: float
+    origin: str  # which part of the strategy produced it: "seed", "link", ...
+    section_title: str = ""
+    url: str = ""
+    token_count: int = 0
+    details: dict[str, Any] = field(default_factory=dict)  # e.g. the link followed and its hop
+
+
+@dataclass
+class Trace:
+    """The graph walk behind a result: what an auditor needs to redraw it."""
+
+    statements: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    relationships: list[tuple[str, str, str]] = field(default_factory=list)  # (source id, type, target id)
+
+    def node(self, node_id: str) -> None:
+        if node_id not in self.nodes:
+            self.nodes.append(node_id)
+
+    def relationship(self, source: str, rel_type: str, target: str) -> None:
+        edge = (source, rel_type, target)
+        if edge not in self.relationships:
+            self.relationships.append(edge)
+
+
+@dataclass
+class Cost:
+    milliseconds: dict[str, float] = field(default_factory=dict)  # per stage
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.milliseconds.values())
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.milliseconds[stage] = self.milliseconds.get(stage, 0.0) + (time.perf_counter() - started) * 1000
+
+
+@dataclass
+class RetrievalResult:
+    question: str
+    strategy: str
+    parameters: dict[str, Any]
+    items: list[ContextItem]
+    trace: Trace
+    cost: Cost
+
+    @property
+    def context_tokens(self) -> int:
+        return sum(item.token_count for item in self.items)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["cost"]["total_ms"] = self.cost.total_ms
+        data["context_tokens"] = self.context_tokens
+        return data
+
+
+@dataclass
+class Strategy:
+    """Base of every retrieval strategy. Subclasses are dataclasses; their own fields are the parameters."""
+
+    name: ClassVar[str]
+    store: GraphStore = field(repr=False)
+    embedder: Embedder = field(repr=False)
+
+    def parameters(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("store", "embedder")}
+
+    def with_overrides(self, **overrides: Any) -> Strategy:
+        known = set(self.parameters())
+        unknown = set(overrides) - known
+        if unknown:
+            raise NeoweaveError(f"strategy '{self.name}' has no parameter {sorted(unknown)}; "
+                                f"its parameters: {sorted(known)}")
+        return dataclasses.replace(self, **overrides)  # type: ignore[type-var]
+
+    def retrieve(self, question: str, **overrides: Any) -> RetrievalResult:
+        strategy = self.with_overrides(**overrides) if overrides else self
+        strategy.validate()
+        trace, cost = Trace(), Cost()
+        items = strategy._retrieve(question, trace, cost)
+        return RetrievalResult(question, self.name, strategy.parameters(), items, trace, cost)
+
+    def validate(self) -> None:
+        """Reject parameter values that make no sense, naming the parameter."""
+
+    def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
+        raise NotImplementedError
+
+    # shared steps -------------------------------------------------------------------------------
+    def _run(self, trace: Trace, name: str, params: dict[str, Any], *, write: bool = False) -> list[dict[str, Any]]:
+        trace.statements.append(name)
+        return self.store.run(name, params, write=write)
+
+    def _seed(self, question: str, k: int, trace: Trace, cost: Cost) -> tuple[list[float], list[ContextItem]]:
+        with cost.timed("embed"):
+            embedding = self.embedder.embed_query(question)
+        with cost.timed("graph"):
+            rows = self._run(trace, "chunk_vector_search", {"k": k, "embedding": embedding})
+        items = []
+        for row in rows:
+            items.append(ContextItem(text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"],
+                                     doc_id=row["doc_id"], score=float(row["score"]), origin="seed",
+                                     section_title=row["section_title"] or "", url=row["url"] or "",
+                                     token_count=int(row["token_count"] or 0)))
+            trace.node(row["chunk_id"])
+            trace.node(row["section_id"])
+            trace.relationship(row["section_id"], "HAS_CHUNK", row["chunk_id"])
+        return embedding, items
+
+
+STRATEGIES: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: make a strategy available by its `name` (CLI, evaluation harness)."""
+    STRATEGIES[cls.name] = cls
+    return cls
+
+
+def strategy(name: str, store: GraphStore, embedder: Embedder, **parameters: Any) -> Strategy:
+    """The strategy `name` with its default parameters, overridden by `parameters`."""
+    _load_builtin_strategies()
+    try:
+        cls = STRATEGIES[name]
+    except KeyError:
+        raise NeoweaveError(f"unknown strategy {name!r}; available: {', '.join(sorted(STRATEGIES))}") from None
+    instance = cls(store, embedder)
+    return instance.with_overrides(**parameters) if parameters else instance
+
+
+def available() -> list[str]:
+    _load_builtin_strategies()
+    return sorted(STRATEGIES)
+
+
+def _load_builtin_strategies() -> None:
+    # importing the modules registers them; no import-time work beyond that
+    from neoweave.query import larag, naive  # noqa: F401
+

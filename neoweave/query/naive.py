@@ -1,0 +1,24 @@
+"""Naive vector RAG: the top-k chunks by cosine similarity to the question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neoweave.errors import NeoweaveError
+from neoweave.query.base import ContextItem, Cost, Strategy, Trace, register
+
+
+@register
+@dataclass
+class NaiveRAG(Strategy):
+    name = "naive"
+
+    k: int = 5
+    """Chunks retrieved (LARAG's baseline uses 5; the thesis used 10)."""
+
+    def validate(self) -> None:
+        if self.k < 1:
+            raise NeoweaveError(f"naive: k must be >= 1, got {self.k}")
+
+    def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
+        return self._seed(question, self.k, trace, cost)[1]

@@ -1,0 +1,108 @@
+"""Retrieval strategies on a small hand-built hyperlinked site, real embeddings, real FalkorDB graph."""
+
+import pytest
+
+from neoweave.errors import NeoweaveError
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.query import available, strategy
+
+EVENT_LOOP_Q = "How does the event loop schedule coroutines and callbacks?"
+
+
+@pytest.fixture
+def graph(falkordb_store, embedder, site):
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    return falkordb_store
+
+
+def _anchor(section_id: str) -> str:
+    return section_id.rsplit("#", 1)[-1]
+
+
+def test_registry_and_parameter_errors(graph, embedder):
+    assert {"naive", "larag"} <= set(available())
+    with pytest.raises(NeoweaveError, match="unknown strategy 'nope'"):
+        strategy("nope", graph, embedder)
+    with pytest.raises(NeoweaveError, match=r"no parameter \['kk'\]"):
+        strategy("larag", graph, embedder, kk=3)
+    with pytest.raises(NeoweaveError, match="depth must be >= 0"):
+        strategy("larag", graph, embedder).retrieve("x", depth=-1)
+
+
+def test_naive_returns_top_k_with_trace_and_cost(graph, embedder):
+    result = strategy("naive", graph, embedder, k=2).retrieve(EVENT_LOOP_Q)
+    assert len(result.items) == 2 and result.parameters == {"k": 2}
+    assert _anchor(result.items[0].section_id) == "event-loop"
+    assert result.items[0].score >= result.items[1].score
+    assert all(item.origin == "seed" for item in result.items)
+    assert result.trace.statements == ["chunk_vector_search"]
+    assert (result.items[0].section_id, "HAS_CHUNK", result.items[0].chunk_id) in result.trace.relationships
+    assert set(result.cost.milliseconds) == {"embed", "graph"} and result.context_tokens > 0
+
+
+def test_larag_zero_expansion_is_plain_top_k(graph, embedder):
+    naive = strategy("naive", graph, embedder, k=3).retrieve(EVENT_LOOP_Q)
+    larag = strategy("larag", graph, embedder, k=3, n_links=0, depth=0, top_m=0).retrieve(EVENT_LOOP_Q)
+    assert [i.chunk_id for i in larag.items] == [i.chunk_id for i in naive.items]
+
+
+def test_larag_follows_the_link_from_the_seed_section(graph, embedder):
+    result = strategy("larag", graph, embedder, k=1).retrieve(EVENT_LOOP_Q)  # (1, 1, 1)
+    seed, linked = result.items
+    assert seed.origin == "seed" and _anchor(seed.section_id) == "event-loop"
+    assert linked.origin == "link" and _anchor(linked.section_id) == "garbage-collection"
+    assert linked.details["hop"] == 1 and linked.details["from_section"] == seed.section_id
+    assert linked.details["link_text"] == "garbage collection"
+    assert (seed.section_id, "LINKS_TO", linked.section_id) in result.trace.relationships
+    assert result.trace.statements == ["chunk_vector_search", "links_missing_context_embedding",
+                                       "set_link_context_embeddings", "larag_expand"]
+
+
+def test_visited_set_stops_the_loop_back(graph, embedder):
+    # event-loop -> garbage-collection -> event-loop: the second hop finds only visited chunks
+    one = strategy("larag", graph, embedder, k=1, depth=1).retrieve(EVENT_LOOP_Q)
+    two = strategy("larag", graph, embedder, k=1, depth=2).retrieve(EVENT_LOOP_Q)
+    assert [i.chunk_id for i in two.items] == [i.chunk_id for i in one.items]
+    assert len({i.chunk_id for i in two.items}) == len(two.items)
+    assert two.trace.statements.count("larag_expand") == 2  # the second hop ran, and added nothing
+
+
+def test_n_links_limits_links_per_section(graph, embedder):
+    question = "Welcome to the tiny documentation set"
+    one = strategy("larag", graph, embedder, k=1, n_links=1).retrieve(question)
+    two = strategy("larag", graph, embedder, k=1, n_links=2).retrieve(question)
+    assert _anchor(one.items[0].section_id) == "tiny-docs"
+    assert len([i for i in one.items if i.origin == "link"]) == 1
+    linked = {_anchor(i.section_id) for i in two.items if i.origin == "link"}
+    assert linked == {"async-guide", "garbage-collection"}
+
+
+def test_top_m_keeps_the_best_chunks_of_a_target(falkordb_store, embedder, site):
+    options = IngestOptions(sources=SourceOptions(), chunk_size=80, chunk_overlap=0, progress=False)
+    Ingestor(falkordb_store, embedder, options).ingest(site)
+    question = "The event loop runs coroutines and callbacks"
+    seed_section = strategy("naive", falkordb_store, embedder, k=1).retrieve(question).items[0].section_id
+    assert _anchor(seed_section) == "event-loop"
+    one = strategy("larag", falkordb_store, embedder, k=1, top_m=1).retrieve(question)
+    three = strategy("larag", falkordb_store, embedder, k=1, top_m=3).retrieve(question)
+    linked_one = [i for i in one.items if i.origin == "link"]
+    linked_three = [i for i in three.items if i.origin == "link"]
+    assert len(linked_one) == 1 and len(linked_three) == 3
+    assert {_anchor(i.section_id) for i in linked_three} == {"garbage-collection"}
+    assert linked_three[0].chunk_id == linked_one[0].chunk_id  # the best chunk stays first
+    assert linked_three[0].score >= linked_three[1].score >= linked_three[2].score
+
+
+def test_unresolved_links_are_ignored(graph, embedder):
+    result = strategy("larag", graph, embedder, k=1).retrieve("a page that does not exist and an anchor that does not")
+    assert _anchor(result.items[0].section_id) == "missing-targets"
+    assert [i.origin for i in result.items] == ["seed"]
+
+
+def test_link_context_embeddings_are_cached_on_the_edges(graph, embedder):
+    strategy("larag", graph, embedder, k=1).retrieve(EVENT_LOOP_Q)
+    again = strategy("larag", graph, embedder, k=1).retrieve(EVENT_LOOP_Q)
+    assert "set_link_context_embeddings" not in again.trace.statements
+    cached = graph.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) WHERE l.context_embedding IS NOT NULL "
+                         "RETURN count(l) AS n")[0]["n"]
+    assert cached >= 1
