@@ -231,8 +231,9 @@ def query(
         meta = store.read_meta()
         if meta is None:
             raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
-        store.check_meta(cfg.embedding.model, meta["dimension"])
-        result = strategy(strategy_name, store, Embedder(cfg.embedding.model), **overrides).retrieve(question)
+        embedder = Embedder(cfg.embedding.model)
+        store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
+        result = strategy(strategy_name, store, embedder, **overrides).retrieve(question)
     if as_json:
         print(json.dumps(result.as_dict(), indent=2, default=str))
         return

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from neoweave.store.falkordb_server import EmbeddedFalkorDB, _alive
+from neoweave.processes import pid_alive as _alive
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
 

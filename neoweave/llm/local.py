@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neoweave.errors import ConfigError, NeoweaveError
+from neoweave.processes import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -153,20 +154,6 @@ def _answers(base_url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 class LocalModelServer:
     """llama-cpp-python's OpenAI-compatible server for one local model, shared by every neoweave command."""
 
@@ -189,7 +176,7 @@ class LocalModelServer:
 
     def running_url(self) -> str | None:
         state = self._state()
-        if state and _alive(state["pid"]) and _answers(state["base_url"]):
+        if state and pid_alive(state["pid"]) and _answers(state["base_url"]):
             return str(state["base_url"])
         return None
 
@@ -242,12 +229,12 @@ class LocalModelServer:
     def stop(self) -> bool:
         state = self._state()
         self.state_file.unlink(missing_ok=True)
-        if not state or not _alive(state["pid"]):
+        if not state or not pid_alive(state["pid"]):
             return False
         os.kill(state["pid"], signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _alive(state["pid"]):
+        while time.monotonic() < deadline and pid_alive(state["pid"]):
             time.sleep(0.1)
-        if _alive(state["pid"]):
+        if pid_alive(state["pid"]):
             os.kill(state["pid"], signal.SIGKILL)
         return True

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neoweave.errors import StoreUnavailable
+from neoweave.processes import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -74,21 +75,6 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (killed child not yet reaped) still answers kill(0); it is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _ping(socket: Path, timeout: float = 1.0) -> bool:
     import redis
 
@@ -119,7 +105,7 @@ class EmbeddedFalkorDB:
 
     def pid(self) -> int | None:
         pid = _read_pid(self.paths.pid_file)
-        return pid if pid is not None and _alive(pid) else None
+        return pid if pid is not None and pid_alive(pid) else None
 
     def is_running(self) -> bool:
         return self.pid() is not None and _ping(self.paths.socket)
@@ -207,7 +193,7 @@ class EmbeddedFalkorDB:
             if pid is not None and _ping(self.paths.socket, timeout=0.5):
                 log.info("FalkorDB ready (pid %s, socket %s)", pid, self.paths.socket)
                 return
-            if pid is not None and not _alive(pid):
+            if pid is not None and not pid_alive(pid):
                 break
             time.sleep(0.05)
         tail = ""
@@ -218,7 +204,7 @@ class EmbeddedFalkorDB:
 
     def _wait_ready(self, pid: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _alive(pid):
+        while time.monotonic() < deadline and pid_alive(pid):
             if _ping(self.paths.socket, timeout=0.5):
                 return True
             time.sleep(0.1)
@@ -232,9 +218,9 @@ class EmbeddedFalkorDB:
             return False
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _alive(pid):
+        while time.monotonic() < deadline and pid_alive(pid):
             time.sleep(0.05)
-        if _alive(pid):
+        if pid_alive(pid):
             log.warning("FalkorDB pid %s did not stop in %.0fs; killing it", pid, timeout)
             os.kill(pid, signal.SIGKILL)
         self._clean_stale()
