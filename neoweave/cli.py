@@ -218,9 +218,12 @@ def query(
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
     top_m: Annotated[int | None, typer.Option("--top-m", help="LARAG: chunks per link")] = None,
+    with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
+    prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer")]
+    = "short_answer",
     as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
 ) -> None:
-    """Retrieve context for a question with a strategy; shows where each piece came from."""
+    """Retrieve context for a question with a strategy (and answer it); shows where each piece came from."""
     from neoweave.embeddings import Embedder
     from neoweave.query import strategy
 
@@ -233,9 +236,18 @@ def query(
             raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
         embedder = Embedder(cfg.embedding.model)
         store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
-        result = strategy(strategy_name, store, embedder, **overrides).retrieve(question)
+        chosen = strategy(strategy_name, store, embedder, **overrides)
+        answered = None
+        if with_answer:
+            from neoweave.llm import create_gateway
+            from neoweave.query.answer import answer
+
+            answered = answer(question, strategy=chosen, llm=create_gateway(cfg), prompt=prompt)
+            result = answered.retrieval
+        else:
+            result = chosen.retrieve(question)
     if as_json:
-        print(json.dumps(result.as_dict(), indent=2, default=str))
+        print(json.dumps(answered.as_dict() if answered else result.as_dict(), indent=2, default=str))
         return
     table = Table("#", "origin", "score", "section", "text", title=f"{result.strategy} {result.parameters}")
     for index, item in enumerate(result.items, 1):
@@ -243,6 +255,8 @@ def query(
         table.add_row(str(index), origin, f"{item.score:.3f}", item.section_title or item.section_id,
                       item.text[:160].replace("\n", " ") + ("…" if len(item.text) > 160 else ""))
     console.print(table)
+    if answered is not None:
+        console.print(f"[bold]answer[/bold] ({prompt}, {answered.call.model}): {answered.answer}", highlight=False)
     console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
                   f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
                   f"statements: {', '.join(result.trace.statements)}", highlight=False)

@@ -6,7 +6,9 @@ Neo4j tests run only when NEOWEAVE_NEO4J_URI is set; the summary says so when th
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import sysconfig
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,3 +88,32 @@ def site(tmp_path: Path) -> Path:
     target = tmp_path / "site"
     shutil.copytree(Path(__file__).parent / "data" / "site", target)
     return target
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory) -> Path:
+    """Where the local model's GGUF is assembled for this test session."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def llm_data_dir(tmp_path_factory, model_dir):
+    """A data directory whose local model server (the 0.5B) is stopped at the end of the session."""
+    from neoweave.llm.local import MODELS, LocalModelServer
+
+    data_dir = tmp_path_factory.mktemp("llmdata")
+    yield data_dir
+    LocalModelServer(MODELS["qwen2.5-coder-0.5b"], state_dir=data_dir / "llm").stop()
+
+
+def stdlib_corpus(count: int) -> str:
+    """Real prose and code of varied length: the standard library's own source files, as records."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    lines = []
+    files = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts and p.stat().st_size > 400)
+    for number, path in enumerate(files[:count]):
+        text = path.read_text(encoding="utf-8", errors="replace")[: 400 + (number * 137) % 3000]
+        name = path.relative_to(stdlib).as_posix()
+        lines.append(json.dumps({"id": f"stdlib/{name}", "title": name, "text": text}) + "\n")
+    assert len(lines) == count
+    return "".join(lines)

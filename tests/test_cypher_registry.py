@@ -16,7 +16,8 @@ RETURN node.id AS id, score, {{cosine node.embedding $q}} AS again, {{vector $q}
 def test_macros_render_per_backend():
     falkor = _parse("x", "falkordb", MACROS, "x.cypher")
     neo = _parse("x", "neo4j", MACROS, "x.cypher")
-    assert "db.idx.vector.queryNodes('Chunk', 'embedding', $k, vecf32($q))" in falkor.text
+    assert "db.idx.vector.queryNodes('Chunk', 'embedding', 2 * $k + 10, vecf32($q))" in falkor.text
+    assert "ORDER BY score DESC LIMIT $k" in falkor.text  # over-fetched, cut to k
     assert "1 - distance AS score" in falkor.text
     assert "(1 - vec.cosineDistance(node.embedding, vecf32($q)))" in falkor.text  # a list parameter becomes a vector
     assert "db.index.vector.queryNodes('chunk_embedding', $k, $q)" in neo.text

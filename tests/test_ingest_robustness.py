@@ -5,11 +5,11 @@ import os
 import signal
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
 import pytest
+from conftest import stdlib_corpus
 
 from neoweave.ingest.chunking import Chunker, ChunkingOptions
 from neoweave.ingest.documents import Document
@@ -105,22 +105,9 @@ def _expected_chunks(corpus: Path) -> dict[str, int]:
             for d in iter_documents(corpus, SourceOptions(), settings) if isinstance(d, Document)}
 
 
-def _stdlib_corpus(count: int) -> str:
-    """Real prose and code of varied length: the standard library's own source files, as records."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    lines = []
-    files = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts and p.stat().st_size > 400)
-    for number, path in enumerate(files[:count]):
-        text = path.read_text(encoding="utf-8", errors="replace")[: 400 + (number * 137) % 3000]
-        name = path.relative_to(stdlib).as_posix()
-        lines.append(json.dumps({"id": f"stdlib/{name}", "title": name, "text": text}) + "\n")
-    assert len(lines) == count
-    return "".join(lines)
-
-
 def test_a_killed_ingest_leaves_no_half_document_and_reruns_to_completion(tmp_path, data_dir):
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(_stdlib_corpus(300))
+    corpus.write_text(stdlib_corpus(300))
     expected = _expected_chunks(corpus)
     assert len(expected) == 300
 

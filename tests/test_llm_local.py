@@ -23,18 +23,6 @@ class Capital(BaseModel):
     capital: str
 
 
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("models")
-
-
-@pytest.fixture(scope="session")
-def llm_data_dir(tmp_path_factory, model_dir):
-    data_dir = tmp_path_factory.mktemp("llmdata")
-    yield data_dir
-    LocalModelServer(SMALL, state_dir=data_dir / "llm").stop()
-
-
 def _settings(data_dir: Path, model_dir: Path, **llm):
     return load_settings(environ={}, overrides={"falkordb": {"data_dir": data_dir},
                                                 "llm": {"model": SMALL.key, "local_model_dir": model_dir, **llm}})

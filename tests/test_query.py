@@ -106,3 +106,18 @@ def test_link_context_embeddings_are_cached_on_the_edges(graph, embedder):
     cached = graph.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) WHERE l.context_embedding IS NOT NULL "
                          "RETURN count(l) AS n")[0]["n"]
     assert cached >= 1
+
+
+def test_top_k_returns_k_chunks_on_a_larger_graph(falkordb_store, embedder, tmp_path):
+    # FalkorDB's HNSW query may return fewer than k nodes; the statements over-fetch and cut to k
+    from conftest import stdlib_corpus
+
+    corpus = tmp_path / "stdlib.jsonl"
+    corpus.write_text(stdlib_corpus(300))
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(corpus)
+    for k in (1, 3, 5, 10):
+        items = strategy("naive", falkordb_store, embedder, k=k).retrieve("parse command line arguments").items
+        assert len(items) == k, f"k={k}: got {len(items)}"
+        assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
+    hits = falkordb_store.vector_search("chunk_embedding", embedder.embed_query("parse command line arguments"), 4)
+    assert len(hits) == 4

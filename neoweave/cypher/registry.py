@@ -7,7 +7,7 @@ differ are written as macros that render per backend:
 - ``{{cosine A B}}``: cosine similarity in [-1, 1] (FalkorDB: 1 - vec.cosineDistance; Neo4j:
   2 * vector.similarity.cosine - 1, since Neo4j's cosine is (1 + cos) / 2).
 - ``{{vector_nodes INDEX K EMBEDDING}}``: top-K nodes of a schema vector index, yielding ``node`` and
-  ``score`` (cosine similarity in [-1, 1] on both backends).
+  ``score`` (cosine similarity in [-1, 1] on both backends), best first.
 - ``{{fulltext_nodes INDEX QUERY}}``: BM25 hits of a schema full-text index, yielding ``node, score``.
 
 A statement that cannot be expressed with macros (DDL listings, procedures with different signatures)
@@ -105,8 +105,10 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         index, k, embedding = args
         label, prop = _vector_index_target(index, statement)
         if backend == "falkordb":
-            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {k}, vecf32({embedding})) "
-                    f"YIELD node, score AS distance WITH *, 1 - distance AS score")
+            # FalkorDB's HNSW query can return as few as half of the k asked for (seen here on re-written
+            # chunks; a known FalkorDB issue): ask for 2k + 10 and keep the best k.
+            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', 2 * {k} + 10, vecf32({embedding})) "
+                    f"YIELD node, score AS distance WITH *, 1 - distance AS score ORDER BY score DESC LIMIT {k}")
         return (f"CALL db.index.vector.queryNodes('{index}', {k}, {embedding}) "
                 f"YIELD node, score AS similarity WITH *, 2 * similarity - 1 AS score")
     if name == "fulltext_nodes":

@@ -5,5 +5,9 @@
 """
 
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, available, register, strategy
+from neoweave.query.prompts import PROMPTS, PromptTemplate, get_prompt, register_prompt, render
 
-__all__ = ["ContextItem", "Cost", "RetrievalResult", "Strategy", "Trace", "available", "register", "strategy"]
+__all__ = [
+    "PROMPTS", "ContextItem", "Cost", "PromptTemplate", "RetrievalResult", "Strategy", "Trace", "available",
+    "get_prompt", "register", "register_prompt", "render", "strategy",
+]

@@ -153,7 +153,7 @@ class GraphStore(ABC):
         target = self.schema.vector_index(index)
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        fetch_k = k * oversample if filter else k
+        fetch_k = self._fetch_k(k, bool(filter), oversample)
         params = self._vector_params(target.name, target.label, target.property)
         rows = self.run("vector_search", {**params, "fetch_k": fetch_k, "k": k,
                                           "embedding": [float(x) for x in embedding],
@@ -171,6 +171,10 @@ class GraphStore(ABC):
         rows = self.run("fulltext_search", {**params, "query": self._fulltext_query(terms), "k": k})
         return [Hit(r["id"], float(r["score"]), tuple(r["labels"]), strip_vectors(r["properties"]))
                 for r in rows]
+
+    def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
+        """Neighbours to ask the index for: more than k when a filter will drop some."""
+        return k * oversample if filtered else k
 
     @abstractmethod
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]: ...

@@ -142,6 +142,10 @@ class FalkorDBStore(GraphStore):
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]:
         return {"label": label, "property": prop}
 
+    def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
+        # FalkorDB's HNSW query can return as few as half of k (see cypher/registry.py): always over-fetch
+        return max(k * oversample if filtered else k, 2 * k + 10)
+
     def _fulltext_params(self, index: str, label: str) -> dict[str, Any]:
         return {"label": label}
 

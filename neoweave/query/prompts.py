@@ -1,0 +1,101 @@
+"""Named, editable answer prompts; any strategy can use any template.
+
+The templates follow the prompt families compared in the LARAG study (basic, role-based, reasoning, and the
+hyperlinked prompt that shows the original context and the linked context as two blocks, with a unified
+variant for strategies that have no links) and the thesis's short-answer prompt (one word or entity, yes/no,
+or "Insufficient Information"). The wording here is neoweave's; register your own with `register_prompt`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neoweave.errors import NeoweaveError
+from neoweave.query.base import ContextItem, RetrievalResult
+
+INSUFFICIENT = "Insufficient Information"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    system: str
+    user: str
+    """Formatted with {question}, {context} (every item), {original_context} (seeds) and {linked_context}."""
+    about: str = ""
+
+
+def _block(items: list[ContextItem]) -> str:
+    if not items:
+        return "(none)"
+    return "\n\n".join(f"[{index}] {item.section_title or item.doc_id}\n{item.text}"
+                       for index, item in enumerate(items, 1))
+
+
+PROMPTS: dict[str, PromptTemplate] = {}
+
+
+def register_prompt(template: PromptTemplate) -> PromptTemplate:
+    PROMPTS[template.name] = template
+    return template
+
+
+register_prompt(PromptTemplate(
+    "basic",
+    system="Answer the question using the context.",
+    user="Context:\n{context}\n\nQuestion: {question}\nAnswer:",
+    about="context and question, nothing else",
+))
+register_prompt(PromptTemplate(
+    "role",
+    system="You are an expert technical documentation assistant. You answer developers' questions accurately "
+           "and concisely, relying only on the documentation excerpts you are given.",
+    user="Documentation excerpts:\n{context}\n\nQuestion: {question}\nAnswer:",
+    about="role-based: the model is told who it is and whom it serves",
+))
+register_prompt(PromptTemplate(
+    "reasoning",
+    system="Answer the question using the context. Think step by step: first find the passages that are "
+           "relevant, then combine what they say, then give the answer.",
+    user="Context:\n{context}\n\nQuestion: {question}\nReason step by step, then give the final answer on a "
+         "last line starting with 'Answer:'.",
+    about="reasoning: step-by-step before the answer",
+))
+register_prompt(PromptTemplate(
+    "hyperlinked",
+    system="Answer the question using the documentation. The original context was retrieved for the question; "
+           "the linked context comes from pages the original context links to, and may add the missing details.",
+    user="Original context:\n{original_context}\n\nLinked context (reached through hyperlinks):\n{linked_context}"
+         "\n\nQuestion: {question}\nAnswer:",
+    about="hyperlinked: original and linked context in two blocks (LARAG)",
+))
+register_prompt(PromptTemplate(
+    "unified",
+    system="Answer the question using the documentation.",
+    user="Context:\n{context}\n\nQuestion: {question}\nAnswer:",
+    about="the hyperlinked prompt's single-block variant, for strategies without links",
+))
+register_prompt(PromptTemplate(
+    "short_answer",
+    system="You answer questions from the given context with a short answer: a single word or entity, "
+           f"'yes' or 'no' for yes/no questions, or '{INSUFFICIENT}' if the context does not contain the answer. "
+           "Do not explain.",
+    user="Context:\n{context}\n\nQuestion: {question}\nShort answer:",
+    about="the thesis's short-answer prompt (exact-match evaluation)",
+))
+
+
+def get_prompt(name: str) -> PromptTemplate:
+    try:
+        return PROMPTS[name]
+    except KeyError:
+        raise NeoweaveError(f"unknown prompt {name!r}; available: {', '.join(sorted(PROMPTS))}") from None
+
+
+def render(template: PromptTemplate, result: RetrievalResult) -> list[dict[str, str]]:
+    """Chat messages for `template` filled with a retrieval result."""
+    seeds = [item for item in result.items if item.origin != "link"]
+    linked = [item for item in result.items if item.origin == "link"]
+    user = template.user.format(question=result.question, context=_block(result.items),
+                                original_context=_block(seeds), linked_context=_block(linked))
+    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
