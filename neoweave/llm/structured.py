@@ -31,12 +31,12 @@ def _extract_json_text(text: str) -> str:
     return text[min(starts):].strip() if starts else text.strip()
 
 
-def _close_truncated(text: str) -> str:
-    """Close strings, arrays and objects left open by a response cut off at the token limit."""
+def _scan(text: str) -> tuple[list[str], bool, int]:
+    """Walk JSON text: the closers still open, whether it ends inside a string, and a cut offset (the end of
+    the first complete top-level value, else the last element separator)."""
     stack: list[str] = []
-    in_string = False
-    escaped = False
-    last_complete = 0
+    in_string = escaped = False
+    cut = 0
     for index, char in enumerate(text):
         if in_string:
             if escaped:
@@ -45,8 +45,7 @@ def _close_truncated(text: str) -> str:
                 escaped = True
             elif char == '"':
                 in_string = False
-            continue
-        if char == '"':
+        elif char == '"':
             in_string = True
         elif char in "{[":
             stack.append("}" if char == "{" else "]")
@@ -54,34 +53,20 @@ def _close_truncated(text: str) -> str:
             if stack:
                 stack.pop()
             if not stack:
-                last_complete = index + 1
-                break
-        elif char == "," and len(stack) >= 1:
-            last_complete = index
+                return stack, False, index + 1
+        elif char == "," and stack:
+            cut = index
+    return stack, in_string, cut
+
+
+def _close_truncated(text: str) -> str:
+    """Close strings, arrays and objects left open by a response cut off at the token limit."""
+    stack, in_string, cut = _scan(text)
     if not stack and not in_string:
-        return text[:last_complete] if last_complete else text
-    # drop the unfinished last element, then close what is open
-    body = text[:last_complete] if last_complete else text
-    body = body.rstrip().rstrip(",")
-    reopened: list[str] = []
-    in_string = False
-    escaped = False
-    for char in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "{[":
-            reopened.append("}" if char == "{" else "]")
-        elif char in "}]" and reopened:
-            reopened.pop()
-    return body + "".join(reversed(reopened))
+        return text[:cut] if cut else text
+    body = (text[:cut] if cut else text).rstrip().rstrip(",")  # drop the unfinished last element
+    closers, _, _ = _scan(body)
+    return body + "".join(reversed(closers))
 
 
 def repair_json(text: str) -> Any:
