@@ -262,6 +262,48 @@ def query(
                   f"statements: {', '.join(result.trace.statements)}", highlight=False)
 
 
+@app.command("eval")
+def evaluate(
+    qa: Annotated[Path, typer.Option("--qa", help="QA set (JSONL: id, question, answer, aliases, evidence, type)")],
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="ingest this first (skipped when unchanged)")] = None,
+    strategies: Annotated[str, typer.Option("--strategies", help="comma-separated strategy names")] = "naive,larag",
+    ks: Annotated[str, typer.Option("--k", help="comma-separated k values")] = "5",
+    with_answer: Annotated[bool, typer.Option("--answer", help="also answer and score the answers")] = False,
+    prompt: Annotated[str, typer.Option("--prompt", help="answer prompt")] = "short_answer",
+    base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
+    out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
+) -> None:
+    """Compare strategies on a QA set: hit@k, perfect@k, evidence recall, MRR (and answers), side by side."""
+    from neoweave.embeddings import Embedder
+    from neoweave.eval.runner import RunConfig, load_qa, markdown_table, run, summarize, write_report
+    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+    cfg = settings()
+    try:
+        k_values = [int(k) for k in ks.split(",") if k.strip()]
+    except ValueError as exc:
+        raise NeoweaveError(f"--k must be comma-separated integers, got {ks!r}") from exc
+    questions = load_qa(qa)[:limit]
+    embedder = Embedder(cfg.embedding.model)
+    with _open() as store:
+        if corpus is not None:
+            report = Ingestor(store, embedder, IngestOptions(sources=SourceOptions(base_url=base_url))).ingest(corpus)
+            console.print(f"corpus: {report.documents_new} new, {report.documents_changed} changed, "
+                          f"{report.documents_unchanged} unchanged documents")
+        llm = None
+        if with_answer:
+            from neoweave.llm import create_gateway
+
+            llm = create_gateway(cfg)
+        config = RunConfig([s.strip() for s in strategies.split(",") if s.strip()], k_values, with_answer, prompt)
+        records = run(store, embedder, questions, config, llm=llm)
+    rows = summarize(records)
+    path = write_report(out, records, rows, f"neoweave eval: {qa.name}, {len(questions)} questions")
+    console.print(markdown_table(rows), highlight=False, soft_wrap=True)
+    console.print(f"report: {path}")
+
+
 @app.command()
 def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/folder that was ingested")]) -> None:
     """Delete documents and everything only they own (sections, chunks, their links)."""

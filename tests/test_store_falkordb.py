@@ -160,6 +160,7 @@ EXAMPLES = {
     "find_documents": {"key": "d1", "folder": "/nowhere/"},
     "delete_document_sections": {"doc_ids": ["d1"]},
     "delete_document_nodes": {"doc_ids": ["d1"]},
+    "document_titles": {"ids": ["d1"]},
     # retrieval statements (behaviour tested in test_query.py)
     "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "links_missing_context_embedding": {"section_ids": ["d1#a"]},
@@ -176,7 +177,7 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
-                "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending"}
+                "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles"}
 
 
 def test_every_falkordb_statement_has_an_example():

@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics, runner and reports that compare strategies side by side."""

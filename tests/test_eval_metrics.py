@@ -1,0 +1,43 @@
+"""Metrics on hand-computed cases."""
+
+import pytest
+
+from neoweave.eval.metrics import (
+    evidence_recall,
+    exact_match,
+    hit,
+    is_insufficient,
+    normalize_answer,
+    percentile,
+    perfect,
+    reciprocal_rank,
+    token_f1,
+)
+
+RETRIEVED = ["C", "A", "C", "D"]  # evidence keys of the retrieved chunks, in rank order
+
+
+def test_retrieval_metrics():
+    assert hit(RETRIEVED, ["A", "B"]) == 1.0 and hit(RETRIEVED, ["B"]) == 0.0
+    assert perfect(RETRIEVED, ["A", "D"]) == 1.0 and perfect(RETRIEVED, ["A", "B"]) == 0.0
+    assert perfect(RETRIEVED, []) == 0.0
+    assert evidence_recall(RETRIEVED, ["A", "B"]) == 0.5
+    assert evidence_recall(RETRIEVED, ["A", "C", "D", "E"]) == 0.75
+    assert reciprocal_rank(RETRIEVED, ["A", "B"]) == 0.5  # first gold at rank 2
+    assert reciprocal_rank(RETRIEVED, ["D"]) == 0.25
+    assert reciprocal_rank(RETRIEVED, ["B"]) == 0.0
+
+
+def test_answer_metrics():
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert exact_match("the Eiffel tower.", ["Eiffel Tower"]) == 1.0
+    assert exact_match("Paris", ["Lyon", "paris"]) == 1.0 and exact_match("Paris, France", ["Paris"]) == 0.0
+    # prediction "paris france" vs gold "paris": precision 1/2, recall 1 -> F1 2/3
+    assert token_f1("Paris, France", ["Paris"]) == pytest.approx(2 / 3)
+    assert token_f1("yes", ["no"]) == 0.0 and token_f1("", [""]) == 1.0
+    assert is_insufficient("Insufficient Information.") == 1.0 and is_insufficient("Paris") == 0.0
+
+
+def test_percentile_nearest_rank():
+    values = [10.0, 20.0, 30.0, 40.0]
+    assert percentile(values, 50) == 20.0 and percentile(values, 95) == 40.0 and percentile([], 50) == 0.0
