@@ -24,6 +24,8 @@ server_app = typer.Typer(no_args_is_help=True, help="The embedded FalkorDB serve
 app.add_typer(server_app, name="server")
 llm_app = typer.Typer(no_args_is_help=True, help="The LLM gateway: endpoint check, usage, local model server.")
 app.add_typer(llm_app, name="llm")
+datasets_app = typer.Typer(no_args_is_help=True, help="Build evaluation datasets.")
+app.add_typer(datasets_app, name="datasets")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -302,6 +304,21 @@ def evaluate(
     path = write_report(out, records, rows, f"neoweave eval: {qa.name}, {len(questions)} questions")
     console.print(markdown_table(rows), highlight=False, soft_wrap=True)
     console.print(f"report: {path}")
+
+
+@datasets_app.command("sphinx-faq")
+def sphinx_faq(
+    html_dir: Annotated[Path, typer.Argument(help="root of a Sphinx HTML build (with a faq/ folder)")],
+    out: Annotated[Path, typer.Option("--out", help="output directory (qa.jsonl, corpus/)")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the docs are published at")] = None,
+) -> None:
+    """QA set from the FAQ pages (gold evidence = the sections answers link to); corpus without the FAQ."""
+    from neoweave.eval.sphinx_faq import build_sphinx_faq
+
+    result = build_sphinx_faq(html_dir, out, base_url=base_url)
+    console.print(f"{result.questions} questions ({result.without_evidence} without links) -> {result.qa_path}; "
+                  f"corpus without the FAQ -> {result.corpus_dir}", highlight=False)
+    console.print((out / "README.md").read_text(), highlight=False)
 
 
 @app.command()
