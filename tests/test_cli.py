@@ -92,3 +92,20 @@ def test_ingest_bad_options_and_paths(cli, workdir):
     assert bad.returncode == 1 and "chunk_size must be at least 50" in bad.stderr
     bad = cli("ingest", str(workdir), "--format", "pdf", check=False)
     assert bad.returncode == 1 and "unknown --format 'pdf'" in bad.stderr
+
+
+def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):
+    qa = workdir / "qa.jsonl"
+    qa.write_text(json.dumps({"id": "q1", "question": "How does the event loop schedule coroutines?", "answer": "x",
+                              "evidence": ["https://docs.example.org/tiny/guide/memory.html#garbage-collection"]})
+                  + "\n")
+    out = cli("eval", "--qa", str(qa), "--corpus", str(site), "--base-url", "https://docs.example.org/tiny/",
+              "--k", "1,2", "--out", "report").stdout
+    assert "| larag | 1 | all | 1 | 1.000 |" in out and "report: report/report.md" in out
+    assert {p.name for p in (workdir / "report").iterdir()} == {"report.md", "records.json", "summary.json",
+                                                                "plot.png"}
+    assert len(json.loads((workdir / "report" / "records.json").read_text())) == 4  # 2 strategies x 2 k
+    bad = cli("eval", "--qa", str(qa), "--k", "0", check=False)
+    assert bad.returncode == 1 and "--k needs positive integers" in bad.stderr
+    bad = cli("eval", "--qa", str(qa), "--prompt", "graphrag=basic", check=False)
+    assert bad.returncode == 1 and "--prompt names strategy 'graphrag'" in bad.stderr

@@ -41,3 +41,27 @@ def test_answer_metrics():
 def test_percentile_nearest_rank():
     values = [10.0, 20.0, 30.0, 40.0]
     assert percentile(values, 50) == 20.0 and percentile(values, 95) == 40.0 and percentile([], 50) == 0.0
+
+
+def test_rouge_l_is_the_best_lcs_f_measure_over_golds():
+    from neoweave.eval.similarity import rouge_l
+
+    # LCS("the cat sat on the mat", "a cat was sitting on the mat") with stemming: cat, on, the, mat = 4
+    # precision 4/6, recall 4/7 -> F = 2 * (4/6) * (4/7) / (4/6 + 4/7) = 8/13
+    assert rouge_l("The cat sat on the mat", ["A cat was sitting on the mat"]) == pytest.approx(8 / 13)
+    assert rouge_l("Paris", ["Lyon", "paris"]) == 1.0  # best gold wins, case-insensitive
+    assert rouge_l("", ["Paris"]) == 0.0 and rouge_l("Paris", [""]) == 0.0
+
+
+def test_bertscore_with_the_bundled_model_ranks_paraphrase_over_unrelated():
+    from neoweave.eval.similarity import BertScoreModel, bert_scores
+
+    golds = [["The cat sat on the mat."]] * 3
+    same, paraphrase, unrelated = bert_scores(
+        ["The cat sat on the mat.", "A cat was sitting on the mat.", "Quarterly revenue rose by nine percent."],
+        golds, BertScoreModel())
+    assert same == pytest.approx(1.0, abs=1e-4)
+    assert same > paraphrase > unrelated
+    with pytest.raises(ValueError, match="2 predictions but 1 gold lists"):
+        bert_scores(["a", "b"], [["a"]])
+    assert BertScoreModel().describe() == "all-MiniLM-L6-v2 layer last, no baseline rescaling"

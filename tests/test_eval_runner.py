@@ -4,9 +4,13 @@ import json
 
 import pytest
 
+from neoweave.config import load_settings
 from neoweave.errors import NeoweaveError
 from neoweave.eval.runner import RunConfig, load_qa, markdown_table, run, summarize, write_report
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.llm import create_gateway
+
+EVIDENCE = "https://docs.example.org/tiny/guide/memory.html#garbage-collection"
 
 
 @pytest.fixture
@@ -16,24 +20,72 @@ def graph(falkordb_store, embedder, site):
     return falkordb_store
 
 
-def test_runner_scores_strategies_side_by_side(graph, embedder, tmp_path):
+def _qa(tmp_path, *rows):
     qa = tmp_path / "qa.jsonl"
-    qa.write_text(json.dumps({
-        "id": "q1", "question": "How does the event loop schedule coroutines?", "answer": "x", "aliases": [],
-        "evidence": ["https://docs.example.org/tiny/guide/memory.html#garbage-collection"], "type": "bridge"}) + "\n")
-    questions = load_qa(qa)
-    records = run(graph, embedder, questions, RunConfig(["naive", "larag"], [1]), progress=False)
-    by_strategy = {r["strategy"]: r for r in records}
+    qa.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return load_qa(qa)
+
+
+def test_runner_scores_strategies_side_by_side(graph, embedder, tmp_path):
+    questions = _qa(tmp_path, {"id": "q1", "question": "How does the event loop schedule coroutines?",
+                               "answer": "x", "aliases": [], "evidence": [EVIDENCE], "type": "bridge"})
+    evaluation = run(graph, embedder, questions, RunConfig(["naive", "larag"], [1]), progress=False,
+                     pids={"graph_server": graph.server_pid()})
+    by_strategy = {r["strategy"]: r for r in evaluation.records}
     assert by_strategy["naive"]["hit"] == 0.0 and by_strategy["naive"]["mrr"] == 0.0
     assert by_strategy["larag"]["hit"] == 1.0 and by_strategy["larag"]["perfect"] == 1.0
     assert by_strategy["larag"]["mrr"] == 0.5  # the linked chunk is second, after the seed
-    rows = summarize(records)
-    assert {(r["strategy"], r["type"]) for r in rows} == {("naive", "all"), ("naive", "bridge"),
-                                                          ("larag", "all"), ("larag", "bridge")}
+    assert "answer" not in by_strategy["larag"] and evaluation.bertscore_model is None
+    rows = summarize(evaluation)
+    assert [(r["strategy"], r["type"]) for r in rows] == [("larag", "all"), ("larag", "bridge"),
+                                                         ("naive", "all"), ("naive", "bridge")]
+    overall = rows[0]
+    assert overall["graph_server_peak_rss_mb"] > 0 and overall["neoweave_peak_rss_mb"] > 0
+    assert "wall_s" not in rows[1]  # resources are measured per (strategy, k), not per question type
+    assert set(overall["stage_ms"]) == {"embed", "graph"}
     table = markdown_table(rows)
     assert "| larag | 1 | all | 1 | 1.000 |" in table
-    report = write_report(tmp_path / "out", records, rows, "tiny")
-    assert report.read_text().startswith("# tiny") and (tmp_path / "out" / "records.json").exists()
+    report = write_report(tmp_path / "out", evaluation, rows, "tiny", setup={"QA set": "qa.jsonl"})
+    text = report.read_text()
+    assert text.startswith("# tiny") and "- QA set: qa.jsonl" in text and "## Memory and CPU" in text
+    assert "![quality against context tokens](plot.png)" in text
+    assert (tmp_path / "out" / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["rows"][0]["hit"] == 1.0
+    assert json.loads((tmp_path / "out" / "records.json").read_text())[0]["question_id"] == "q1"
+
+
+def test_answers_are_scored_with_the_local_model(graph, embedder, tmp_path, llm_data_dir, model_dir):
+    questions = _qa(
+        tmp_path,
+        {"id": "gc", "question": "What does the cyclic garbage collector find?",
+         "answer": "reference cycles", "aliases": ["unreachable reference cycles"], "evidence": [EVIDENCE]},
+        {"id": "loop", "question": "What schedules coroutines?", "answer": "the event loop", "aliases": [],
+         "evidence": []})
+    settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": {
+        "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
+    llm = create_gateway(settings)
+    config = RunConfig(["naive", "larag"], [1], answer=True, prompts={"larag": "hyperlinked"}, max_tokens=24)
+    evaluation = run(graph, embedder, questions, config, llm=llm, progress=False,
+                     pids={"llm_server": llm.server_pid})
+    assert len(evaluation.records) == 4
+    for record in evaluation.records:
+        assert record["answer"] and record["gold"] in ("reference cycles", "the event loop")
+        assert record["llm_calls"] == 1 and record["llm_tokens"] > 50
+        assert 0.0 <= record["f1"] <= 1.0 and 0.0 <= record["rouge_l"] <= 1.0
+        assert -1.0 <= record["bertscore"] <= 1.0
+        assert record["exact_match"] in (0.0, 1.0) and record["insufficient"] in (0.0, 1.0)
+        assert set(record["ms"]) == {"embed", "graph", "llm"}
+    assert evaluation.bertscore_model.startswith("all-MiniLM-L6-v2")
+    overall = next(r for r in summarize(evaluation) if r["strategy"] == "larag" and r["type"] == "all")
+    assert overall["llm_server_peak_rss_mb"] > 100 and overall["llm_server_cpu_s"] > 0
+    assert {"rouge_l", "bertscore", "f1", "exact_match", "insufficient"} <= set(overall)
+
+
+def test_answering_without_a_gateway_is_refused(graph, embedder, tmp_path):
+    questions = _qa(tmp_path, {"id": "q", "question": "?", "answer": "a", "evidence": []})
+    with pytest.raises(NeoweaveError, match="needs an LLM gateway"):
+        run(graph, embedder, questions, RunConfig(["naive"], [1], answer=True), progress=False)
 
 
 def test_bad_qa_file_names_the_line(tmp_path):
@@ -41,3 +93,5 @@ def test_bad_qa_file_names_the_line(tmp_path):
     qa.write_text('{"id": "q1", "question": "?", "evidence": []}\n{"question": "no id"}\n')
     with pytest.raises(NeoweaveError, match=r"qa\.jsonl:2: not a QA record"):
         load_qa(qa)
+    with pytest.raises(NeoweaveError, match="QA file not found"):
+        load_qa(tmp_path / "missing.jsonl")

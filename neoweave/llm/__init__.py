@@ -36,6 +36,7 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
     ledger = ledger or TokenLedger(prices=cfg.prices, database=database)
     api_key = cfg.api_key.get_secret_value()
     mode = cfg.structured_output
+    server_pid = None
     if cfg.provider == "azure":
         if not cfg.base_url:
             from neoweave.errors import ConfigError
@@ -54,6 +55,7 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
         server = LocalModelServer(local_model(model), state_dir=Path(settings.falkordb.data_dir) / "llm",
                                   model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
         endpoint = server.ensure_running()
+        server_pid = server.pid()
         client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout, max_retries=0)
         if mode == "auto":
             mode = "json_object_schema"  # llama.cpp turns the schema into a grammar
@@ -61,4 +63,5 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
         mode = "json_schema"
     return LLMGateway(client, model, ledger=ledger, database=database, temperature=cfg.temperature,
                       max_tokens=cfg.max_tokens, concurrency=cfg.concurrency, max_retries=cfg.max_retries,
-                      structured_output=mode, endpoint=endpoint)
+                      structured_output=mode, endpoint=endpoint,
+                      server_pid=server_pid)

@@ -84,6 +84,7 @@ class LLMGateway:
         structured_output: StructuredMode = "json_schema",
         backoff_seconds: float = 0.5,
         endpoint: str = "",
+        server_pid: int | None = None,
     ) -> None:
         self.client = client
         self.model = model
@@ -95,6 +96,7 @@ class LLMGateway:
         self.structured_output: StructuredMode = structured_output
         self.backoff_seconds = backoff_seconds
         self.endpoint = endpoint or str(getattr(client, "base_url", ""))
+        self.server_pid = server_pid  # the local model server, so evaluations can measure its memory and CPU
         self._slots = threading.BoundedSemaphore(concurrency)
 
     # -- plain chat ------------------------------------------------------------------------------

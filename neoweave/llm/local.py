@@ -226,6 +226,11 @@ class LocalModelServer:
         raise NeoweaveError(f"the local model server for {self.model.key} did not start: {' | '.join(tail)}",
                             hint=f"see {self.log_file}")
 
+    def pid(self) -> int | None:
+        """The running server's process id, if one is recorded and alive."""
+        state = self._state()
+        return int(state["pid"]) if state and pid_alive(state["pid"]) else None
+
     def stop(self) -> bool:
         state = self._state()
         self.state_file.unlink(missing_ok=True)

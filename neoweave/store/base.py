@@ -247,6 +247,10 @@ class GraphStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def server_pid(self) -> int | None:
+        """The local server process this store started (embedded FalkorDB), for resource measurements."""
+        return None
+
     def __enter__(self) -> GraphStore:
         return self
 

@@ -57,6 +57,9 @@ class FalkorDBStore(GraphStore):
         self._graph: Any = None
 
     # -- connection ------------------------------------------------------------------------------
+    def server_pid(self) -> int | None:
+        return self.server.pid() if self.server is not None else None
+
     def _connect(self) -> None:
         if self.server is not None:
             socket = self.server.ensure_running()

