@@ -277,6 +277,7 @@ def evaluate(
     bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="score answers with BERTScore")] = True,
     base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
+    types: Annotated[str | None, typer.Option("--type", help="only these question types (comma-separated)")] = None,
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
 ) -> None:
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
@@ -294,7 +295,8 @@ def evaluate(
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens)
     if not bertscore:
         config.bertscore = None
-    outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit)
+    outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
+                             types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
 

@@ -150,6 +150,7 @@ def test_cache_and_token_totals(stub, tmp_path):
     gateway.chat(MESSAGES, stage="answer")
     second = gateway.chat(MESSAGES, stage="answer")
     assert second.text == "Paris" and second.call.cached and second.call.total_tokens == 0
+    assert second.call.saved_tokens == 16  # what the first call used, for reports of what an answer needs
     assert len(script.requests) == 1
     with gateway.ledger.query_scope("q2"):
         third = gateway.chat([{"role": "user", "content": "And Italy?"}], stage="rewrite")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from neoweave.config import Settings
+from neoweave.errors import NeoweaveError
 from neoweave.eval.runner import EvalRun, RunConfig, load_qa, run, summarize, write_report
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,24 @@ def _cpu_model() -> str:
 
 
 def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corpus: Path | None = None,
-             base_url: str | None = None, limit: int | None = None, title: str | None = None,
-             progress: bool = True) -> EvalOutcome:
-    """Run `config` over the QA set in the configured graph and write the report to `out`."""
+             base_url: str | None = None, limit: int | None = None, types: list[str] | None = None,
+             title: str | None = None, progress: bool = True) -> EvalOutcome:
+    """Run `config` over the QA set in the configured graph and write the report to `out`.
+
+    `types` keeps only questions of those types; `limit` then keeps the first N of them.
+    """
     from neoweave.embeddings import Embedder
     from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
     from neoweave.store import open_store
 
-    questions = load_qa(qa)[:limit]
+    questions = load_qa(qa)
+    if types:
+        known = {q.type for q in questions}
+        unknown = sorted(set(types) - known)
+        if unknown:
+            raise NeoweaveError(f"{qa}: no questions of type {unknown}; its types: {sorted(known)}")
+        questions = [q for q in questions if q.type in types]
+    questions = questions[:limit]
     embedder = Embedder(settings.embedding.model)
     llm = None
     with open_store(settings) as store:
@@ -71,7 +82,8 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
         backend = settings.store.backend
     rows = summarize(evaluation)
     setup: dict[str, Any] = {
-        "QA set": f"{qa} ({len(questions)} questions)",
+        "QA set": f"{qa} ({len(questions)} questions" + (f" of type {', '.join(types)}" if types else "")
+                  + (f", first {limit}" if limit else "") + ")",
         "corpus": str(corpus) if corpus else None,
         "graph": f"{backend} ({settings.falkordb.graph})" if backend == "falkordb" else backend,
         "embedding model": settings.embedding.model,

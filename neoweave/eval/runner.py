@@ -158,7 +158,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         chunks=len(result.items), context_tokens=result.context_tokens,
         ms=dict(result.cost.milliseconds), total_ms=result.cost.total_ms,
         llm_calls=result.cost.llm_calls,
-        llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens)
+        llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens)
     return record
 
 
@@ -197,13 +197,15 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
 
 
 _QUALITY = ("hit", "perfect", "recall", "mrr", "exact_match", "f1", "rouge_l", "bertscore", "insufficient")
-_COUNTS = ("chunks", "context_tokens", "llm_tokens", "p50_ms", "p95_ms")
+_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "p50_ms", "p95_ms")
 
 
 def _cell(column: str, value: Any) -> str:
     if isinstance(value, float):
-        if column in _QUALITY or column in ("llm_calls", "llm_cached"):
+        if column in _QUALITY:
             return f"{value:.3f}"
+        if column in ("llm_calls", "llm_cached"):
+            return f"{value:.2f}"
         if column == "wall_s" or column.endswith("_cpu_s"):
             return f"{value:.1f}"
         return f"{value:.0f}"

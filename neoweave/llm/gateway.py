@@ -170,7 +170,8 @@ class LLMGateway:
         if key is not None:
             hit = self.database.get_response(key)  # type: ignore[union-attr]
             if hit is not None:
-                call = self.ledger.record(LLMCall(stage=stage, model=self.model, cached=True))
+                call = self.ledger.record(LLMCall(stage=stage, model=self.model, cached=True,
+                                                  saved_tokens=int(hit.get("tokens", 0))))
                 return ChatResult(hit["text"], call)
 
         call = LLMCall(stage=stage, model=self.model)
@@ -211,7 +212,8 @@ class LLMGateway:
             call.tokens_estimated = True
         self.ledger.record(call)
         if key is not None:
-            self.database.put_response(key, self.model, {"text": text})  # type: ignore[union-attr]
+            self.database.put_response(key, self.model,  # type: ignore[union-attr]
+                                       {"text": text, "tokens": call.total_tokens})
         return ChatResult(text, call)
 
 

@@ -43,6 +43,7 @@ class LLMCall:
     tokens_estimated: bool = False  # the server reported no usage: counted locally
     error: str | None = None
     query: str | None = None
+    saved_tokens: int = 0  # a cache hit: the tokens the original call used (not spent again)
 
     @property
     def total_tokens(self) -> int:

@@ -40,4 +40,5 @@ def answer(question: str, *, strategy: Strategy, llm: LLMGateway, prompt: str = 
     cost.llm_calls += 1
     cost.prompt_tokens += reply.call.prompt_tokens
     cost.completion_tokens += reply.call.completion_tokens
+    cost.cached_tokens += reply.call.saved_tokens
     return AnswerResult(question, reply.text.strip(), prompt, retrieval, reply.call)

@@ -60,6 +60,7 @@ class Cost:
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # tokens of LLM calls answered from the cache (needed, but not spent again)
 
     @property
     def total_ms(self) -> float:
