@@ -65,13 +65,16 @@ def main() -> int:
                         help="folder with corpus.jsonl and qa.jsonl")
     parser.add_argument("--python-docs", type=Path, default=Path("/usr/share/doc/python3.11/html"))
     parser.add_argument("--ks", default="2,5,8", help="k values of the retrieval runs")
-    parser.add_argument("--hotpotqa-answers", type=int, default=100, help="questions answered (first N)")
-    parser.add_argument("--faq-answers", type=int, default=40, help="with-links FAQ questions answered (first N)")
+    parser.add_argument("--hotpotqa-answers", type=int, default=None, help="questions answered (first N; default all)")
+    parser.add_argument("--faq-answers", type=int, default=None,
+                        help="with-links FAQ questions answered (first N; default all)")
     parser.add_argument("--faq-answer-k", type=int, default=2)
     parser.add_argument("--faq-max-tokens", type=int, default=128)
     parser.add_argument("--skip-answers", action="store_true", help="retrieval only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "httpcore", "sentence_transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
     for path, what in ((args.hotpotqa / "corpus.jsonl", "HotpotQA corpus"), (args.hotpotqa / "qa.jsonl",
                        "HotpotQA QA set"), (args.python_docs / "faq", "Python docs FAQ folder")):
@@ -116,7 +119,9 @@ def main() -> int:
               "mrr = reciprocal rank of the first gold chunk, exact_match/f1 = SQuAD-normalised answer match, "
               "rouge_l, bertscore (F1, bundled all-MiniLM-L6-v2, last layer, not rescaled), insufficient = "
               "share of 'Insufficient Information' answers, chunks/context_tokens = context size per question, "
-              "llm_tokens = prompt + completion tokens, p50/p95_ms = latency per question (retrieval + answer).",
+              "llm_tokens = prompt + completion tokens (an answer served from the LLM cache counts the tokens its "
+              "first call used; llm_cached = share of such answers), p50/p95_ms = latency per question "
+              "(retrieval + answer).",
               ""]
     combined = args.out / "README.md"
     combined.write_text("\n".join(header + sections))

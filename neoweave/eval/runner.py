@@ -200,6 +200,9 @@ _QUALITY = ("hit", "perfect", "recall", "mrr", "exact_match", "f1", "rouge_l", "
 _COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "p50_ms", "p95_ms")
 
 
+_LLM_COLUMNS = ("llm_calls", "llm_cached", "llm_tokens")
+
+
 def _cell(column: str, value: Any) -> str:
     if isinstance(value, float):
         if column in _QUALITY:
@@ -214,7 +217,8 @@ def _cell(column: str, value: Any) -> str:
 
 def markdown_table(rows: list[dict[str, Any]], columns: tuple[str, ...] | None = None) -> str:
     columns = columns or ("strategy", "k", "type", "questions", *_QUALITY, *_COUNTS)
-    present = [c for c in columns if any(c in row for row in rows)]
+    present = [c for c in columns if any(c in row for row in rows)
+               and (c not in _LLM_COLUMNS or any(row.get(c) for row in rows))]  # no LLM columns for retrieval
     lines = ["| " + " | ".join(present) + " |", "| " + " | ".join("---" for _ in present) + " |"]
     for row in rows:
         lines.append("| " + " | ".join(_cell(c, row.get(c, "")) for c in present) + " |")
