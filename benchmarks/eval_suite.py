@@ -56,6 +56,16 @@ def _section(title: str, outcome: EvalOutcome, folder: str) -> list[str]:
     return lines
 
 
+def _stop_servers(data_dir: Path) -> None:
+    """The suite's own servers (graph store, local model) are not left running when it ends."""
+    from neoweave.llm.local import MODELS, LocalModelServer
+    from neoweave.store.falkordb_server import EmbeddedFalkorDB
+
+    for spec in MODELS.values():
+        LocalModelServer(spec, state_dir=data_dir / "llm").stop()
+    EmbeddedFalkorDB(data_dir).stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("eval-report"))
@@ -76,6 +86,13 @@ def main() -> int:
     for noisy in ("httpx", "httpx2", "httpcore", "sentence_transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
+    try:
+        return _run(args)
+    finally:
+        _stop_servers(args.data_dir)
+
+
+def _run(args: argparse.Namespace) -> int:
     for path, what in ((args.hotpotqa / "corpus.jsonl", "HotpotQA corpus"), (args.hotpotqa / "qa.jsonl",
                        "HotpotQA QA set"), (args.python_docs / "faq", "Python docs FAQ folder")):
         if not path.exists():

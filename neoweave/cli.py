@@ -164,6 +164,8 @@ def ingest(
     max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
     context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
     skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
+    link_contexts: Annotated[bool, typer.Option("--link-contexts", help="embed every link's context now "
+                                                "(LARAG otherwise embeds each on first use)")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
@@ -186,8 +188,15 @@ def ingest(
             options.chunking(kind)
     except ValueError as exc:
         raise NeoweaveError(f"invalid ingest option: {exc}") from exc
+    embedder = Embedder(cfg.embedding.model)
     with _open() as store:
-        report = Ingestor(store, Embedder(cfg.embedding.model), options).ingest(path)
+        report = Ingestor(store, embedder, options).ingest(path)
+        if link_contexts:
+            from neoweave.ingest.link_contexts import embed_all_link_contexts
+
+            embedded = embed_all_link_contexts(store, embedder, progress=progress and not as_json)
+            if not as_json:
+                console.print(f"link contexts embedded: {embedded}")
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

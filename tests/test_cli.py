@@ -72,6 +72,8 @@ def test_ingest_status_follow_links_and_delete(cli, workdir, site):
     assert "ingest report" in out.stdout and "4 resolved, 2 unresolved" in out.stdout
     again = json.loads(cli("ingest", str(site), "--json", "--base-url", "https://docs.example.org/tiny/").stdout)
     assert again["documents_unchanged"] == 3 and again["chunks"] == 0
+    contexts = cli("ingest", str(site), "--no-progress", "--link-contexts", "--base-url", "https://docs.example.org/tiny/")
+    assert "link contexts embedded: 4" in contexts.stdout
     status = json.loads(cli("status", "--json").stdout)
     assert status["nodes"]["Document"] == 3 and status["relationships"]["LINKS_TO"] == 4
     rows = cli("cypher", "MATCH (s:Section {id: $id})-[l:LINKS_TO]->(t:Section) RETURN t.id AS target, l.text AS text",

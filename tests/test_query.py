@@ -108,6 +108,20 @@ def test_link_context_embeddings_are_cached_on_the_edges(graph, embedder):
     assert cached >= 1
 
 
+def test_link_contexts_can_all_be_embedded_after_ingest(graph, embedder):
+    from neoweave.ingest.link_contexts import embed_all_link_contexts
+
+    links = graph.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) RETURN count(l) AS n")[0]["n"]
+    assert embed_all_link_contexts(graph, embedder, batch_size=3, progress=False) == links == 4  # 2 batches
+    assert embed_all_link_contexts(graph, embedder, progress=False) == 0
+    cached = graph.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) WHERE l.context_embedding IS NOT NULL "
+                         "RETURN count(l) AS n")[0]["n"]
+    assert cached == links
+    result = strategy("larag", graph, embedder, k=1).retrieve(EVENT_LOOP_Q)
+    assert result.trace.statements == ["chunk_vector_search", "links_missing_context_embedding", "larag_expand"]
+    assert any(item.origin == "link" for item in result.items)
+
+
 def test_top_k_returns_k_chunks_on_a_larger_graph(falkordb_store, embedder, tmp_path):
     # FalkorDB's HNSW query may return fewer than k nodes; the statements over-fetch and cut to k
     from conftest import stdlib_corpus

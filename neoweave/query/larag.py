@@ -6,7 +6,8 @@ edges: at most `n_links` per section (those whose link context is closest to the
 context (cosine between the link-context embedding and the chunk embedding). One visited set is shared by
 the whole expansion: each section is expanded once and each chunk appears once; unresolved links are not
 edges and are ignored. (n_links, depth, top_m) = (1, 1, 1) as selected in the paper; (0, 0, 0) is plain
-top-k. Link contexts are embedded the first time a link is considered and cached on the edge.
+top-k. Link contexts are embedded the first time a link is considered and cached on the edge (or all at
+once after ingest: `neoweave ingest --link-contexts`).
 
 Each hop is one Cypher statement over the whole frontier (`larag_expand`), so the graph work is `depth`
 set-oriented queries, not one query per link.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
+from neoweave.ingest.link_contexts import link_embedding_rows
 from neoweave.query.base import ContextItem, Cost, Strategy, Trace, register
 
 
@@ -84,9 +86,7 @@ class LARAG(Strategy):
         if not missing:
             return
         with cost.timed("embed"):
-            vectors = self.embedder.embed([row["context"] or "" for row in missing])
-        rows = [{"source_id": r["source_id"], "target_id": r["target_id"], "order": r["order"], "embedding": v}
-                for r, v in zip(missing, vectors, strict=True)]
+            rows = link_embedding_rows(missing, self.embedder)
         with cost.timed("graph"):
             for start in range(0, len(rows), self.store.batch_size):
                 self._run(trace, "set_link_context_embeddings", {"rows": rows[start:start + self.store.batch_size]},
