@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     for path, what in ((args.hotpotqa / "corpus.jsonl", "HotpotQA corpus"), (args.hotpotqa / "qa.jsonl",
                        "HotpotQA QA set"), (args.python_docs / "faq", "Python docs FAQ folder")):
         if not path.exists():
-            hint = " (apt-get install python3.11-doc)" if "Python" in what else ""
+            hint = " (apt-get install python3.11-doc)" if "Python" in what else " (pass --hotpotqa DIR)"
             print(f"eval_suite: {what} not found at {path}{hint}", file=sys.stderr)
             return 2
     ks = [int(k) for k in args.ks.split(",")]
