@@ -90,3 +90,35 @@ def test_sigkilled_server_is_restarted_and_acknowledged_writes_survive(server):
     assert fresh.counts().nodes["Tag"] == 500
     store.close()
     fresh.close()
+
+
+def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
+    # A server that loads a graph rebuilds its indexes in the background; until then FalkorDB's vector
+    # procedure fails ("Invalid arguments"). The store waits for OPERATIONAL indexes when it connects.
+    import random
+
+    dimension = 64
+    store = FalkorDBStore(server=server, graph="rebuild")
+    store.apply_schema("test-model", dimension)
+    store.run("upsert_documents", {"rows": [{"id": "d", "props": {"id": "d", "title": "D", "url": "u"}}]},
+              write=True)
+    store.run("upsert_sections", {"rows": [{"id": "d#s", "doc_id": "d", "props": {"id": "d#s", "doc_id": "d"}}]},
+              write=True)
+    generator = random.Random(7)
+
+    def unit_vector():
+        vector = [generator.gauss(0, 1) for _ in range(dimension)]
+        norm = sum(x * x for x in vector) ** 0.5
+        return [x / norm for x in vector]
+
+    rows = [{"id": f"d#s:{i}", "doc_id": "d", "section_id": "d#s", "text": f"chunk {i}", "order": i, "start": 0,
+             "end": 1, "token_count": 2, "external_links_json": None, "embedding": unit_vector()}
+            for i in range(6000)]
+    store.write_batches("upsert_chunks", rows, batch_size=1000)
+    store.close()
+    server.stop()
+    fresh = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir), graph="rebuild")
+    found = fresh.run("chunk_vector_search", {"k": 10, "embedding": unit_vector()})
+    assert len(found) == 10
+    assert all(index["state"] == "OPERATIONAL" for index in fresh.indexes())
+    fresh.close()

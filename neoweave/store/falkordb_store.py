@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -46,13 +47,14 @@ class FalkorDBStore(GraphStore):
 
     def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
                  port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
-                 batch_size: int = 500) -> None:
+                 batch_size: int = 500, index_wait_seconds: float = 600.0) -> None:
         super().__init__(batch_size=batch_size)
         self.server = server
         self.host = host
         self.port = port
         self.graph_name = graph
         self.ef_runtime = ef_runtime
+        self.index_wait_seconds = index_wait_seconds
         self._db: FalkorDB | None = None
         self._graph: Any = None
 
@@ -67,6 +69,39 @@ class FalkorDBStore(GraphStore):
         else:
             self._db = FalkorDB(host=self.host or "localhost", port=self.port)
         self._graph = self._db.select_graph(self.graph_name)
+        self._await_indexes(self._graph)
+
+    def _await_indexes(self, graph: Any) -> None:
+        """Wait until every index is OPERATIONAL before serving queries.
+
+        A FalkorDB server that has just loaded a graph (start, restart after a crash) rebuilds its indexes
+        in the background; meanwhile `db.idx.vector.queryNodes` fails ("Invalid arguments") and searches
+        can miss nodes. Costs one `db.indexes()` call when the indexes are ready.
+        """
+        deadline = time.monotonic() + self.index_wait_seconds
+        announced = False
+        while True:
+            try:
+                result = graph.ro_query(self.statement("list_indexes").text)
+            except redis.exceptions.ResponseError as exc:
+                if "empty key" in str(exc):
+                    return  # no graph yet, so no indexes
+                raise
+            column = [c[1] for c in result.header].index("state")
+            pending = [row for row in result.result_set if row[column] != "OPERATIONAL"]
+            if not pending:
+                if announced:
+                    log.info("FalkorDB indexes ready")
+                return
+            if time.monotonic() > deadline:
+                log.warning("FalkorDB indexes still building after %.0f s (%s); continuing",
+                            self.index_wait_seconds, pending[0][column])
+                return
+            if not announced:
+                log.info("FalkorDB is building %d indexes after loading the graph (%s); waiting", len(pending),
+                         pending[0][column])
+                announced = True
+            time.sleep(0.1)
 
     def _graph_handle(self) -> Any:
         if self._graph is None:
