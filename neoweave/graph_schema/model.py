@@ -132,7 +132,7 @@ SCHEMA = GraphSchema(
             properties=("title", "url", "source", "path", "published_at", "content_hash", "format",
                         "metadata_json", "created_at", "updated_at", "anchors_json", "first_section_id",
                         "links_pending", "links_resolved", "links_unresolved"),
-            indexed=("url", "path"),
+            indexed=("url", "path", "links_pending"),  # links_pending: link resolution finds pending pages
             doc="One source document (an HTML page, a JSONL record, a text file).",
         ),
         NodeLabel(
