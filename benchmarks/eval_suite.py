@@ -58,11 +58,10 @@ def _section(title: str, outcome: EvalOutcome, folder: str) -> list[str]:
 
 def _stop_servers(data_dir: Path) -> None:
     """The suite's own servers (graph store, local model) are not left running when it ends."""
-    from neoweave.llm.local import MODELS, LocalModelServer
+    from neoweave.llm.local import stop_local_servers
     from neoweave.store.falkordb_server import EmbeddedFalkorDB
 
-    for spec in MODELS.values():
-        LocalModelServer(spec, state_dir=data_dir / "llm").stop()
+    stop_local_servers(data_dir)
     EmbeddedFalkorDB(data_dir).stop()
 
 

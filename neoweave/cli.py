@@ -437,11 +437,9 @@ def llm_usage(as_json: Annotated[bool, typer.Option("--json", help="machine-read
 @llm_app.command("stop")
 def llm_stop() -> None:
     """Stop the local model servers neoweave started."""
-    from neoweave.llm.local import MODELS, LocalModelServer
+    from neoweave.llm.local import stop_local_servers
 
-    cfg = settings()
-    stopped = [key for key, spec in MODELS.items()
-               if LocalModelServer(spec, state_dir=Path(cfg.falkordb.data_dir) / "llm").stop()]
+    stopped = stop_local_servers(settings().falkordb.data_dir)
     console.print(f"stopped: {', '.join(stopped)}" if stopped else "no local model server was running")
 
 

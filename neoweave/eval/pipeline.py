@@ -32,7 +32,9 @@ def _git_commit() -> str | None:
                                 cwd=Path(__file__).resolve().parent)
     except (OSError, subprocess.SubprocessError):
         return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
 
 
 def _cpu_model() -> str:

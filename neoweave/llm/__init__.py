@@ -50,9 +50,9 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
                                timeout=cfg.timeout, max_retries=0)
         endpoint = cfg.base_url or "https://api.openai.com/v1"
     else:
-        from neoweave.llm.local import LocalModelServer, local_model
+        from neoweave.llm.local import LocalModelServer, local_model, server_state_dir
 
-        server = LocalModelServer(local_model(model), state_dir=Path(settings.falkordb.data_dir) / "llm",
+        server = LocalModelServer(local_model(model), state_dir=server_state_dir(settings.falkordb.data_dir),
                                   model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
         endpoint = server.ensure_running()
         server_pid = server.pid()

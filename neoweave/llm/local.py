@@ -243,3 +243,14 @@ class LocalModelServer:
         if pid_alive(state["pid"]):
             os.kill(state["pid"], signal.SIGKILL)
         return True
+
+
+def server_state_dir(data_dir: Path) -> Path:
+    """Where the local model servers of a data directory keep their state (pid, URL) and logs."""
+    return Path(data_dir) / "llm"
+
+
+def stop_local_servers(data_dir: Path) -> list[str]:
+    """Stop every local model server started for `data_dir`; returns the keys of those that were running."""
+    state_dir = server_state_dir(data_dir)
+    return [key for key, spec in MODELS.items() if LocalModelServer(spec, state_dir=state_dir).stop()]
