@@ -6,6 +6,7 @@ import pytest
 
 from neoweave.cypher import statement_names
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
+from neoweave.graph_schema.model import SCHEMA_VERSION
 from neoweave.store.base import looks_like_write
 
 DIM = 4
@@ -36,7 +37,8 @@ def test_apply_schema_is_idempotent_and_records_meta(falkordb_store):
     assert "chunk_embedding" in created and "chunk_text" in created
     assert falkordb_store.apply_schema("test-model", DIM) == []
     meta = falkordb_store.read_meta()
-    assert meta["embedding_model"] == "test-model" and meta["dimension"] == DIM and meta["schema_version"] == 1
+    assert meta["embedding_model"] == "test-model" and meta["dimension"] == DIM
+    assert meta["schema_version"] == SCHEMA_VERSION
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector and vector[0]["options"]["dimension"] == DIM and vector[0]["options"]["efRuntime"] == 100
     assert len(falkordb_store.constraints()) == 7
@@ -123,7 +125,7 @@ def test_write_detection(query, writes):
 # Example parameters for every statement, so each one is executed for real on FalkorDB.
 EXAMPLES = {
     "meta_get": {"id": "meta"},
-    "meta_set": {"id": "meta", "schema_version": 1, "embedding_model": "test-model", "dimension": DIM,
+    "meta_set": {"id": "meta", "schema_version": SCHEMA_VERSION, "embedding_model": "test-model", "dimension": DIM,
                  "now": "2026-01-01T00:00:00+00:00"},
     "count_nodes_by_label": {},
     "count_relationships_by_type": {},

@@ -4,4 +4,4 @@ UNWIND $rows AS row
 MATCH (source:Section {id: row.source_id})
 MATCH (target:Section {id: row.target_id})
 MERGE (source)-[l:LINKS_TO {order: row.order}]->(target)
-SET l.url = row.url, l.anchor = row.anchor, l.text = row.text, l.context = row.context
+SET l.url = row.url, l.anchor = row.anchor, l.text = row.text, l.context = row.context, l.method = 'authored'

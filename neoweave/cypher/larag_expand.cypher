@@ -6,8 +6,10 @@
 // @param n_links: INTEGER  links followed per section
 // @param top_m: INTEGER  chunks kept per followed link
 // @param exclude_chunk_ids: LIST  chunks already in the context (the shared visited set)
+// @param methods: LIST  link kinds followed: 'authored' (links without a method are authored), 'inferred'
 UNWIND $section_ids AS section_id
 MATCH (s:Section {id: section_id})-[l:LINKS_TO]->(t:Section)
+WHERE coalesce(l.method, 'authored') IN $methods
 WITH s, l, t, {{cosine l.context_embedding $query_embedding}} AS link_score
 ORDER BY link_score DESC, l.order ASC
 WITH s, collect({link: l, target: t, link_score: link_score})[0..$n_links] AS chosen
@@ -19,6 +21,6 @@ WITH s, l, t, link_score, c, {{cosine c.embedding l.context_embedding}} AS chunk
 ORDER BY chunk_score DESC, c.order ASC
 WITH s, l, t, link_score, collect({chunk: c, score: chunk_score})[0..$top_m] AS best
 UNWIND best AS b
-RETURN s.id AS source_section_id, l.order AS link_order, l.text AS link_text, l.context AS link_context,
+RETURN s.id AS source_section_id, coalesce(l.method, 'authored') AS link_method, l.order AS link_order, l.text AS link_text, l.context AS link_context,
        link_score, t.id AS section_id, t.title AS section_title, t.url AS url, b.chunk.id AS chunk_id,
        b.chunk.text AS text, b.chunk.doc_id AS doc_id, b.chunk.token_count AS token_count, b.score AS score

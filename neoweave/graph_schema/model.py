@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -139,25 +139,34 @@ SCHEMA = GraphSchema(
             "Section",
             key="id",
             properties=("doc_id", "anchor", "title", "url", "order", "level", "start", "end",
-                        "links_json", "unresolved_links_json"),
-            indexed=("doc_id", "url"),
+                        "links_json", "unresolved_links_json", "inferred_pending"),
+            indexed=("doc_id", "url", "inferred_pending"),
             doc="A titled part of a document; hyperlinks point at sections.",
         ),
         NodeLabel(
             "Chunk",
             key="id",
             properties=("doc_id", "section_id", "text", "order", "start", "end", "embedding",
-                        "token_count", "external_links_json", "path", "path_embedding"),
+                        "token_count", "external_links_json", "path", "path_embedding", "enriched"),
             indexed=("doc_id",),
             doc="A retrievable span of text with its embedding.",
         ),
         NodeLabel(
             "Entity",
             key="id",
-            properties=("name", "type", "description", "aliases", "embedding", *_PROVENANCE),
-            indexed=("name",),
+            properties=("key", "name", "type", "description", "aliases", "aliases_text", "embedding", "mention_count",
+                        "description_chunk", *_PROVENANCE),
+            indexed=("name", "key"),  # key: the normalised name, for exact lookups (question entities, homes)
             extra_labels=("__Entity__",),
             doc="A named thing extracted from chunks; also labelled __Entity__ by convention.",
+        ),
+        NodeLabel(
+            "EntityMerge",
+            key="id",
+            properties=("survivor_id", "absorbed_id", "absorbed_json", "rule", "score", "forms", "chunk_ids",
+                        "status", *_PROVENANCE, "undone_at"),
+            indexed=("absorbed_id", "survivor_id"),
+            doc="One entity-resolution decision: which entity was merged into which, by which rule; undoable.",
         ),
         NodeLabel(
             "Community",
@@ -178,10 +187,15 @@ SCHEMA = GraphSchema(
         RelType("HAS_CHUNK", "Section", "Chunk"),
         RelType("NEXT_CHUNK", "Chunk", "Chunk"),
         RelType("LINKS_TO", "Section", "Section",
-                properties=("url", "anchor", "context", "context_embedding", "text", "order")),
-        RelType("MENTIONS", "Chunk", "Entity", properties=("count", *_PROVENANCE)),
+                properties=("url", "anchor", "context", "context_embedding", "text", "order", "method",
+                            "entity_id", "chunk_id"),
+                doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
+        RelType("MENTIONS", "Chunk", "Entity", properties=("count", "name", "context", "origin_id", *_PROVENANCE)),
         RelType("RELATED", "Entity", "Entity",
-                properties=("type", "description", "weight", "chunk_ids", *_PROVENANCE)),
+                properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
+                            *_PROVENANCE)),
+        RelType("DESCRIBED_BY", "Entity", "Section", properties=("rule", *_PROVENANCE),
+                doc="The section (or document's first section) whose title names the entity: its home."),
         RelType("RST", "Chunk", "Chunk", properties=("relation", "weight", "reason", *_PROVENANCE)),
         RelType("IN_COMMUNITY", "Entity", "Community", properties=("level",)),
         RelType("PARENT_COMMUNITY", "Community", "Community"),
@@ -195,6 +209,6 @@ SCHEMA = GraphSchema(
     ),
     fulltext_indexes=(
         FulltextIndex("chunk_text", "Chunk", ("text",)),
-        FulltextIndex("entity_name", "Entity", ("name",)),
+        FulltextIndex("entity_name", "Entity", ("name", "aliases_text")),
     ),
 )

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from neoweave.enrich.base import forget_chunks
 from neoweave.ingest.documents import Document
 from neoweave.store.base import GraphStore, now_iso
 
@@ -111,8 +112,10 @@ class GraphWriter:
         changed = [doc.id for doc in docs if doc.id in changed_ids]
         keep = [{"doc_id": doc.id, "keep_section_ids": [s.id for s in doc.sections]}
                 for doc in docs if doc.id in changed_ids]
+        old_chunks = self._chunk_ids(changed)
         with self.store.unit() as unit:
             if changed:
+                forget_chunks(unit, old_chunks)  # what enrichers derived from the old text goes with it
                 unit.run("delete_document_chunks", {"doc_ids": changed})
                 unit.run("delete_document_outgoing_links", {"doc_ids": changed})
                 unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
@@ -168,7 +171,7 @@ class GraphWriter:
                                         "unresolved_links_json": json.dumps(unresolved, ensure_ascii=False)
                                         if unresolved else None})
         with self.store.unit() as unit:
-            unit.run("delete_document_outgoing_links", {"doc_ids": doc_ids})
+            unit.run("delete_document_authored_links", {"doc_ids": doc_ids})
             for start in range(0, len(link_rows), self.store.batch_size):
                 unit.run("create_links", {"rows": link_rows[start:start + self.store.batch_size]})
             if unresolved_rows:
@@ -180,6 +183,11 @@ class GraphWriter:
         report.resolved += sum(c[0] for c in per_doc.values())
         report.unresolved += sum(c[1] for c in per_doc.values())
 
+    def _chunk_ids(self, doc_ids: list[str]) -> list[str]:
+        if not doc_ids:
+            return []
+        return [row["id"] for row in self.store.run("document_chunk_ids", {"doc_ids": doc_ids})]
+
     def find_documents(self, key: str, folder: str) -> list[dict[str, Any]]:
         return self.store.run("find_documents", {"key": key, "folder": folder})
 
@@ -187,9 +195,11 @@ class GraphWriter:
         """Remove documents and everything only they own; links into them become unresolved elsewhere."""
         if not doc_ids:
             return LinkReport()
+        old_chunks = self._chunk_ids(doc_ids)
         with self.store.unit() as unit:
             unit.run("mark_documents_linking_to_removed_sections",
                      {"rows": [{"doc_id": doc_id, "keep_section_ids": []} for doc_id in doc_ids]})
+            forget_chunks(unit, old_chunks)
             unit.run("delete_document_chunks", {"doc_ids": doc_ids})
             unit.run("delete_document_sections", {"doc_ids": doc_ids})
             unit.run("delete_document_nodes", {"doc_ids": doc_ids})

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
 
@@ -149,32 +150,15 @@ class Strategy:
         return embedding, items
 
 
-STRATEGIES: dict[str, type[Strategy]] = {}
-
-
-def register(cls: type[Strategy]) -> type[Strategy]:
-    """Class decorator: make a strategy available by its `name` (CLI, evaluation harness)."""
-    STRATEGIES[cls.name] = cls
-    return cls
+register = STRATEGIES.register
+"""Class decorator: make a strategy available by its `name` (CLI, evaluation harness)."""
 
 
 def strategy(name: str, store: GraphStore, embedder: Embedder, **parameters: Any) -> Strategy:
     """The strategy `name` with its default parameters, overridden by `parameters`."""
-    _load_builtin_strategies()
-    try:
-        cls = STRATEGIES[name]
-    except KeyError:
-        raise NeoweaveError(f"unknown strategy {name!r}; available: {', '.join(sorted(STRATEGIES))}") from None
-    instance = cls(store, embedder)
+    instance = STRATEGIES.get(name)(store, embedder)
     return instance.with_overrides(**parameters) if parameters else instance
 
 
 def available() -> list[str]:
-    _load_builtin_strategies()
-    return sorted(STRATEGIES)
-
-
-def _load_builtin_strategies() -> None:
-    # importing the modules registers them; no import-time work beyond that
-    from neoweave.query import larag, naive  # noqa: F401
-
+    return STRATEGIES.names()

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import link_embedding_rows
 from neoweave.query.base import ContextItem, Cost, Strategy, Trace, register
+from neoweave.query.entity_linking import link_entities
+
+LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
+                                    "both": ["authored", "inferred"]}
 
 
 @register
@@ -35,17 +39,27 @@ class LARAG(Strategy):
     """Hops of expansion from the seeds."""
     top_m: int = 1
     """Chunks kept from each followed link's target section."""
+    links: str = "both"
+    """Which LINKS_TO edges are followed: authored (written in the documents), inferred (from entity mentions,
+    `neoweave enrich kg`), or both."""
+    entity_seeds: int = 2
+    """Home sections of entities named in the question added as seeds (their chunk closest to the question);
+    0 turns it off. Needs `neoweave enrich kg`."""
 
     def validate(self) -> None:
         if self.k < 1:
             raise NeoweaveError(f"larag: k must be >= 1, got {self.k}")
-        for name in ("n_links", "depth", "top_m"):
+        if self.links not in LINK_KINDS:
+            raise NeoweaveError(f"larag: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
+        for name in ("n_links", "depth", "top_m", "entity_seeds"):
             if getattr(self, name) < 0:
                 raise NeoweaveError(f"larag: {name} must be >= 0, got {getattr(self, name)}")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
         query_embedding, items = self._seed(question, self.k, trace, cost)
         visited_chunks = {item.chunk_id for item in items}
+        if self.entity_seeds:
+            items += self._entity_seeds(question, query_embedding, visited_chunks, trace, cost)
         expanded_sections: set[str] = set()
         frontier = list(dict.fromkeys(item.section_id for item in items))
         if self.n_links == 0 or self.top_m == 0:
@@ -59,7 +73,8 @@ class LARAG(Strategy):
             with cost.timed("graph"):
                 rows = self._run(trace, "larag_expand", {
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
-                    "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks)})
+                    "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks),
+                    "methods": LINK_KINDS[self.links]})
             next_frontier: list[str] = []
             for row in sorted(rows, key=lambda r: (-float(r["link_score"]), -float(r["score"]))):
                 trace.node(row["section_id"])
@@ -74,9 +89,42 @@ class LARAG(Strategy):
                     score=float(row["score"]), origin="link", section_title=row["section_title"] or "",
                     url=row["url"] or "", token_count=int(row["token_count"] or 0),
                     details={"hop": hop, "from_section": row["source_section_id"], "link_text": row["link_text"],
+                             "link_method": row["link_method"],
                              "link_context": row["link_context"], "link_score": float(row["link_score"])}))
                 next_frontier.append(row["section_id"])
             frontier = list(dict.fromkeys(next_frontier))
+        return items
+
+    def _entity_seeds(self, question: str, query_embedding: list[float], visited: set[str], trace: Trace,
+                      cost: Cost) -> list[ContextItem]:
+        """The question's entities -> their home sections -> each home's chunk closest to the question."""
+        with cost.timed("graph"):
+            linked = link_entities(self.store, question, trace.statements)
+            homes: dict[str, str] = {}
+            for entity in linked:
+                for home in entity.homes:
+                    if len(homes) < self.entity_seeds and home not in homes:
+                        homes[home] = entity.id
+            if not homes:
+                return []
+            rows = self._run(trace, "larag_entity_seeds", {
+                "section_ids": list(homes), "query_embedding": query_embedding, "per_section": 1,
+                "exclude_chunk_ids": sorted(visited)})
+        items = []
+        for row in rows:
+            if row["chunk_id"] in visited:
+                continue
+            visited.add(row["chunk_id"])
+            entity_id = homes[row["section_id"]]
+            trace.node(entity_id)
+            trace.relationship(entity_id, "DESCRIBED_BY", row["section_id"])
+            trace.node(row["section_id"])
+            trace.node(row["chunk_id"])
+            trace.relationship(row["section_id"], "HAS_CHUNK", row["chunk_id"])
+            items.append(ContextItem(
+                text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"], doc_id=row["doc_id"],
+                score=float(row["score"]), origin="entity", section_title=row["section_title"] or "",
+                url=row["url"] or "", token_count=int(row["token_count"] or 0), details={"entity": entity_id}))
         return items
 
     def _embed_link_contexts(self, sections: list[str], trace: Trace, cost: Cost) -> None:

@@ -1,0 +1,50 @@
+"""`neoweave` command line: one module per command group, each thin over the Python API.
+
+Errors print as one line (what failed, and what to do) unless `--debug` is given.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from neoweave.cli import common, enrich, entities, evaluation, ingest, llm, query, store  # noqa: F401 - registers
+from neoweave.cli.common import app, err_console, state
+from neoweave.errors import NeoweaveError
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point: run the app, turning neoweave errors into one clear line."""
+    try:
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except NeoweaveError as exc:
+        if state.debug:
+            raise
+        err_console.print(f"[red]error[/red]: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""),
+                          highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # a bug or an unexpected environment problem: still one line
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if state.debug:
+            raise
+        err_console.print(f"[red]error[/red]: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the "
+                          "full traceback", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

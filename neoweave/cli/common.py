@@ -1,0 +1,60 @@
+"""What every command module shares: the typer app, global options, settings, consoles, opening the store."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from neoweave.config import Settings, load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="neoweave: documents into one knowledge graph; questions answered by traversing it.")
+console = Console()
+err_console = Console(stderr=True)
+log = logging.getLogger("neoweave")
+
+
+def group(name: str, help: str) -> typer.Typer:
+    """A command group (`neoweave NAME ...`) attached to the app."""
+    sub = typer.Typer(no_args_is_help=True, help=help)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+class _State:
+    config: Path | None = None
+    store: str | None = None
+    data_dir: Path | None = None
+    debug: bool = False
+
+
+state = _State()
+
+
+def settings() -> Settings:
+    return load_settings(state.config, overrides={"store": {"backend": state.store},
+                                                  "falkordb": {"data_dir": state.data_dir}})
+
+
+@app.callback()
+def _global(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="neoweave.toml to read")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="falkordb (embedded default) or neo4j")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="embedded store directory")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="full tracebacks and debug logs")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="info logs")] = False,
+) -> None:
+    state.config, state.store, state.data_dir, state.debug = config, store, data_dir, debug
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+
+def open_store():
+    from neoweave.store import open_store as _open_store
+
+    return _open_store(settings())

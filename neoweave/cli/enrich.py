@@ -1,0 +1,54 @@
+"""`neoweave enrich STEP`: derive entities, relations and links from the stored chunks."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from neoweave.cli.common import app, console, open_store, settings
+
+
+@app.command()
+def enrich(
+    step: Annotated[str, typer.Argument(help="the enrich step (kg)")],
+    method: Annotated[str, typer.Option("--method", "-m", help="fast (no LLM) or llm")] = "fast",
+    limit: Annotated[int | None, typer.Option("--limit", help="process at most N pending chunks")] = None,
+    docs: Annotated[list[str] | None, typer.Option("--docs", help="only chunks of these document ids")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="chunks per write unit")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Run an enrich step over every chunk it has not processed yet (resumable, incremental)."""
+    from neoweave.embeddings import Embedder
+    from neoweave.enrich import make_step, run
+
+    cfg = settings()
+    parameters = {"method": method, **({"batch_size": batch_size} if batch_size else {})}
+    chosen = make_step(step, **parameters)
+    llm = None
+    if method == "llm":
+        from neoweave.llm import create_gateway
+
+        llm = create_gateway(cfg)
+    embedder = Embedder(cfg.embedding.model)
+    with open_store() as store:
+        report = run(chosen, store, embedder=embedder, llm=llm, limit=limit, doc_ids=docs,
+                     progress=progress and not as_json)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+        return
+    table = Table("counter", "value", title=f"enrich {report.step} ({report.signature})")
+    table.add_row("chunks processed", str(report.chunks))
+    for name, value in sorted(report.counters.items()):
+        table.add_row(name, str(value))
+    if report.llm_calls:
+        table.add_row("LLM calls / prompt / completion tokens",
+                      f"{report.llm_calls} / {report.prompt_tokens} / {report.completion_tokens}")
+    console.print(table)
+    console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write {report.write_seconds:.1f}, "
+                  f"graph-wide phases {report.finish_seconds:.1f}); {report.chunks_per_second:.1f} chunks/s")
+    for failure in report.failures[:10]:
+        console.print(f"[yellow]fell back to fast[/yellow] {failure}", highlight=False)

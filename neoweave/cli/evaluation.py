@@ -1,0 +1,84 @@
+"""`neoweave eval` and `neoweave datasets`: compare strategies on QA sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from neoweave.cli.common import app, console, group, settings
+from neoweave.errors import NeoweaveError
+
+datasets_app = group("datasets", "Build evaluation datasets.")
+
+
+@app.command("eval")
+def evaluate(
+    qa: Annotated[Path, typer.Option("--qa", help="QA set (JSONL: id, question, answer, aliases, evidence, type)")],
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="ingest this first (skipped when unchanged)")] = None,
+    strategies: Annotated[str, typer.Option("--strategies", help="comma-separated strategy names")] = "naive,larag",
+    ks: Annotated[str, typer.Option("--k", help="comma-separated k values")] = "5",
+    with_answer: Annotated[bool, typer.Option("--answer", help="also answer and score the answers")] = False,
+    prompt: Annotated[str, typer.Option("--prompt", help="answer prompt, or per strategy: "
+                                        "naive=unified,larag=hyperlinked")] = "short_answer",
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="answer length cap")] = None,
+    bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="score answers with BERTScore")] = True,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
+    types: Annotated[str | None, typer.Option("--type", help="only these question types (comma-separated)")] = None,
+    out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
+) -> None:
+    """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
+    from neoweave.eval.pipeline import evaluate as run_evaluation
+    from neoweave.eval.runner import RunConfig, markdown_table
+
+    try:
+        k_values = [int(k) for k in ks.split(",") if k.strip()]
+    except ValueError as exc:
+        raise NeoweaveError(f"--k must be comma-separated integers, got {ks!r}") from exc
+    if not k_values or min(k_values) < 1:
+        raise NeoweaveError(f"--k needs positive integers, got {ks!r}")
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    default_prompt, per_strategy = _parse_prompts(prompt, names)
+    config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens)
+    if not bertscore:
+        config.bertscore = None
+    outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
+                             types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
+    console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
+    console.print(f"report: {outcome.report}", highlight=False)
+
+
+def _parse_prompts(value: str, strategies: list[str]) -> tuple[str, dict[str, str]]:
+    """`name` for every strategy, or `strategy=name,...` (strategies not named use short_answer)."""
+    from neoweave.query.prompts import get_prompt
+
+    if "=" not in value:
+        get_prompt(value)
+        return value, {}
+    per_strategy = {}
+    for part in value.split(","):
+        name, _, template = part.partition("=")
+        if name.strip() not in strategies:
+            raise NeoweaveError(f"--prompt names strategy {name.strip()!r}, which is not in --strategies")
+        get_prompt(template.strip())
+        per_strategy[name.strip()] = template.strip()
+    return "short_answer", per_strategy
+
+
+@datasets_app.command("sphinx-faq")
+def sphinx_faq(
+    html_dir: Annotated[Path, typer.Argument(help="root of a Sphinx HTML build (with a faq/ folder)")],
+    out: Annotated[Path, typer.Option("--out", help="output directory (qa.jsonl, corpus/)")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the docs are published at")] = None,
+) -> None:
+    """QA set from the FAQ pages (gold evidence = the sections answers link to); corpus without the FAQ."""
+    from neoweave.eval.sphinx_faq import build_sphinx_faq
+
+    result = build_sphinx_faq(html_dir, out, base_url=base_url)
+    console.print(f"{result.questions} questions ({result.without_evidence} without links) -> {result.qa_path}; "
+                  f"corpus without the FAQ -> {result.corpus_dir}", highlight=False)
+    console.print((out / "README.md").read_text(), highlight=False)
+
+

@@ -1,0 +1,66 @@
+"""`neoweave query`: retrieve (and answer) with a strategy."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from neoweave.cli.common import app, console, open_store, settings
+from neoweave.errors import NeoweaveError
+
+
+@app.command()
+def query(
+    question: Annotated[str, typer.Argument(help="the question")],
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag")] = "naive",
+    k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
+    n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
+    top_m: Annotated[int | None, typer.Option("--top-m", help="LARAG: chunks per link")] = None,
+    with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
+    prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer")]
+    = "short_answer",
+    as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
+) -> None:
+    """Retrieve context for a question with a strategy (and answer it); shows where each piece came from."""
+    from neoweave.embeddings import Embedder
+    from neoweave.query import strategy
+
+    cfg = settings()
+    overrides = {name: value for name, value in
+                 (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m)) if value is not None}
+    with open_store() as store:
+        meta = store.read_meta()
+        if meta is None:
+            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
+        embedder = Embedder(cfg.embedding.model)
+        store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
+        chosen = strategy(strategy_name, store, embedder, **overrides)
+        answered = None
+        if with_answer:
+            from neoweave.llm import create_gateway
+            from neoweave.query.answer import answer
+
+            answered = answer(question, strategy=chosen, llm=create_gateway(cfg), prompt=prompt)
+            result = answered.retrieval
+        else:
+            result = chosen.retrieve(question)
+    if as_json:
+        print(json.dumps(answered.as_dict() if answered else result.as_dict(), indent=2, default=str))
+        return
+    table = Table("#", "origin", "score", "section", "text", title=f"{result.strategy} {result.parameters}")
+    for index, item in enumerate(result.items, 1):
+        origin = item.origin if item.origin != "link" else f"link (hop {item.details['hop']})"
+        table.add_row(str(index), origin, f"{item.score:.3f}", item.section_title or item.section_id,
+                      item.text[:160].replace("\n", " ") + ("…" if len(item.text) > 160 else ""))
+    console.print(table)
+    if answered is not None:
+        console.print(f"[bold]answer[/bold] ({prompt}, {answered.call.model}): {answered.answer}", highlight=False)
+    console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
+                  f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
+                  f"statements: {', '.join(result.trace.statements)}", highlight=False)
+
+

@@ -1,0 +1,148 @@
+"""Store commands: init, status, cypher, delete, and the embedded server."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from neoweave.cli.common import app, console, group, open_store, settings
+from neoweave.errors import NeoweaveError
+
+server_app = group("server", "The embedded FalkorDB server (the default store).")
+
+
+@app.command()
+def init() -> None:
+    """Apply the graph schema (constraints, vector and full-text indexes) and record the Meta node."""
+    from neoweave.embeddings import resolve_dimension
+
+    cfg = settings()
+    dimension = resolve_dimension(cfg.embedding)
+    with open_store() as store:
+        created = store.apply_schema(cfg.embedding.model, dimension)
+        health = store.health()
+    console.print(f"schema applied on {health['backend']} ({health['address']}): "
+                  f"{len(created)} new constraints/indexes, embedding model {cfg.embedding.model} "
+                  f"(dimension {dimension})")
+
+
+@app.command()
+def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
+    """Counts per label and relationship type, indexes, schema version and embedding model."""
+    with open_store() as store:
+        health = store.health()
+        meta = store.read_meta()
+        counts = store.counts()
+        indexes = store.indexes()
+        constraints = store.constraints()
+    if as_json:
+        print(json.dumps({"store": health, "meta": meta, "nodes": counts.nodes,
+                          "relationships": counts.relationships, "indexes": indexes,
+                          "constraints": constraints}, default=str, indent=2))
+        return
+    console.print(f"[bold]store[/bold]: {health['backend']} at {health['address']} "
+                  f"({'ok' if health['ok'] else 'NOT ANSWERING'})")
+    if meta is None:
+        console.print("[yellow]graph not initialised[/yellow]: run `neoweave init`")
+    else:
+        console.print(f"[bold]schema[/bold] v{meta['schema_version']}, embedding model "
+                      f"{meta['embedding_model']} (dimension {meta['dimension']}), created {meta['created_at']}")
+    table = Table("label", "nodes", title="nodes")
+    for label, count in sorted(counts.nodes.items()):
+        table.add_row(label, str(count))
+    console.print(table)
+    table = Table("type", "relationships", title="relationships")
+    for rel, count in sorted(counts.relationships.items()):
+        table.add_row(rel, str(count))
+    console.print(table)
+    table = Table("index", "type", "labels", "properties", "state", title="indexes")
+    for index in indexes:
+        table.add_row(str(index["name"]), str(index["type"]), ",".join(index["labels"] or []),
+                      ",".join(index["properties"] or []), str(index["state"]))
+    console.print(table)
+    console.print(f"{len(constraints)} uniqueness constraints")
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise NeoweaveError(f"--param {text!r} is not KEY=VALUE")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+@app.command()
+def cypher(
+    query: Annotated[str, typer.Argument(help="a Cypher query (read-only unless --write)")],
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="KEY=VALUE (VALUE parsed as JSON)")] = None,
+    write: Annotated[bool, typer.Option("--write", help="allow clauses that change the graph")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="rows as JSON lines")] = False,
+) -> None:
+    """Run a Cypher query against the graph and print the rows."""
+    params = dict(_parse_param(p) for p in param or [])
+    with open_store() as store:
+        rows = store.query(query, params, write=write)
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str))
+        return
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = Table(*rows[0].keys())
+    for row in rows:
+        table.add_row(*(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row.values()))
+    console.print(table)
+    console.print(f"{len(rows)} rows")
+
+
+
+@app.command()
+def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/folder that was ingested")]) -> None:
+    """Delete documents and everything only they own (sections, chunks, their links)."""
+    from neoweave.ingest import delete as delete_documents
+
+    ids = delete_documents(key, settings=settings())
+    if not ids:
+        raise NeoweaveError(f"no document has id or path {key!r}", hint="see `neoweave cypher "
+                            "\"MATCH (d:Document) RETURN d.id, d.path LIMIT 20\"`")
+    console.print(f"deleted {len(ids)} document(s)")
+    for doc_id in ids[:20]:
+        console.print(f"  {doc_id}", highlight=False)
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start (or reuse) the embedded FalkorDB server of the data directory."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    socket = server.ensure_running()
+    console.print(f"FalkorDB running: pid {server.pid()}, socket {socket}, data {server.paths.data_dir}")
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the embedded FalkorDB server (it flushes its append-only file first)."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    console.print("stopped" if server.stop() else "no server was running")
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Whether the embedded server is running, and where."""
+    from neoweave.store import embedded_server
+
+    server = embedded_server(settings())
+    pid = server.pid()
+    console.print(f"running: pid {pid}, socket {server.socket_path}" if server.is_running()
+                  else f"not running (data directory {server.paths.data_dir})")
+

@@ -1,0 +1,8 @@
+// An entity's relations, strongest first.
+// @param id: STRING  entity id
+// @param limit: INTEGER  at most this many
+MATCH (e:Entity {id: $id})-[r:RELATED]-(o:Entity)
+RETURN startNode(r) = e AS outgoing, o.id AS other_id, o.name AS other_name, r.type AS type, r.weight AS weight,
+       r.description AS description, r.chunk_ids AS chunk_ids, r.method AS method
+ORDER BY r.weight DESC
+LIMIT $limit

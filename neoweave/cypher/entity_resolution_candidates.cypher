@@ -1,0 +1,3 @@
+// Every entity with what resolution rules look at: key, name, aliases, mention count.
+MATCH (e:Entity)
+RETURN e.id AS id, e.key AS key, e.name AS name, e.aliases AS aliases, coalesce(e.mention_count, 0) AS mentions

@@ -1,0 +1,13 @@
+// Forget the relation evidence that came from chunks (changed, deleted or re-processed): drop their entries
+// from each RELATED edge's parallel lists, recompute weight and description; delete edges left empty.
+// @param chunk_ids: LIST  chunk ids
+UNWIND $chunk_ids AS chunk_id
+MATCH (:Chunk {id: chunk_id})-[:MENTIONS]->(:Entity)-[r:RELATED]->(:Entity)
+WITH DISTINCT r
+WITH r, [i IN range(0, size(r.chunk_ids) - 1) WHERE NOT r.chunk_ids[i] IN $chunk_ids] AS keep
+WITH r, keep, [i IN keep | r.chunk_weights[i]] AS weights, [i IN keep | r.descriptions[i]] AS descriptions
+SET r.chunk_ids = [i IN keep | r.chunk_ids[i]], r.chunk_weights = weights, r.descriptions = descriptions,
+    r.weight = reduce(total = 0.0, w IN weights | total + w), r.description = descriptions[0]
+WITH r
+WHERE size(r.chunk_ids) = 0
+DELETE r

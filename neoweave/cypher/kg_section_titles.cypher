@@ -1,0 +1,4 @@
+// Titles that can name an entity: every section's title and its document's title and first section.
+MATCH (d:Document)-[:HAS_SECTION]->(s:Section)
+RETURN s.id AS section_id, s.title AS title, d.title AS doc_title, d.first_section_id AS first_section_id,
+       s.order AS order

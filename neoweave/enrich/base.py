@@ -1,0 +1,143 @@
+"""The enrichment framework: steps registered by name, run over the chunks they have not processed yet.
+
+A step is a small dataclass (its fields are typed parameters with documented defaults) with three parts:
+`extract` turns a batch of chunks into derivations without touching the graph (spaCy, an LLM),
+`write` queues the statements that store them, and `finish` runs the step's graph-wide phases
+(resolution, homes, embeddings). The runner writes each batch as one unit together with the chunks'
+step signature, so a run killed at any point resumes where it stopped and never doubles anything.
+Before writing, the step `forget`s what it derived from those chunks earlier (a re-run with another
+method replaces, never adds); ingest calls the same `forget` for chunks it is about to delete.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from neoweave.embeddings import Embedder
+from neoweave.errors import NeoweaveError
+from neoweave.store.base import GraphStore, WriteUnit
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ChunkRow:
+    id: str
+    text: str
+    section_id: str
+    doc_id: str
+    order: int = 0
+
+
+@dataclass
+class EnrichReport:
+    step: str
+    method: str
+    signature: str
+    chunks: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    extract_seconds: float = 0.0
+    write_seconds: float = 0.0
+    finish_seconds: float = 0.0
+    counters: dict[str, int] = field(default_factory=dict)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def count(self, name: str, amount: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + amount
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data["chunks_per_second"] = round(self.chunks_per_second, 2)
+        return data
+
+
+@dataclass
+class StepContext:
+    """What a step may use: the store, the embedder, the LLM gateway (only for `llm`), progress bars."""
+
+    store: GraphStore
+    embedder: Embedder | None = None
+    llm: Any = None
+    progress: bool = True
+
+
+@dataclass
+class EnrichStep:
+    """Base of every enrich step; subclasses are dataclasses whose own fields are their parameters."""
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
+
+    method: str = "fast"
+    """fast: no LLM (NLP, statistics); llm: the LLM gateway."""
+    batch_size: int = 128
+    """Chunks extracted and written per unit."""
+
+    def parameters(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def validate(self) -> None:
+        if self.method not in self.methods:
+            raise NeoweaveError(f"enrich {self.name}: method must be one of {', '.join(self.methods)}, "
+                                f"got {self.method!r}")
+        if self.batch_size < 1:
+            raise NeoweaveError(f"enrich {self.name}: batch_size must be >= 1, got {self.batch_size}")
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.name}@"
+
+    def signature(self, ctx: StepContext) -> str:
+        """What a chunk records: re-processing happens when any part of it changes."""
+        return f"{self.prefix}{self.version}:{self.method}:{self.model_name(ctx)}"
+
+    def model_name(self, ctx: StepContext) -> str:
+        return ""
+
+    # the three parts ------------------------------------------------------------------------------
+    def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> Any:
+        raise NotImplementedError
+
+    def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
+        """Queue statements removing what this step derived from chunks (before rewrite or deletion)."""
+
+    def write(self, unit: WriteUnit, extracted: Any, ctx: StepContext, report: EnrichReport) -> None:
+        raise NotImplementedError
+
+    def finish(self, ctx: StepContext, report: EnrichReport) -> None:
+        """Graph-wide phases after the chunk batches (each resumable on its own)."""
+
+
+def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
+    """Every built-in step forgets what it derived from chunks (ingest calls this before deleting them)."""
+    from neoweave.registry import ENRICH_STEPS
+
+    if not chunk_ids:
+        return
+    for name in ENRICH_STEPS.names():
+        ENRICH_STEPS.get(name)().forget(unit, chunk_ids)
+
+
+def timed(report: EnrichReport, attribute: str):
+    class _Timer:
+        def __enter__(self) -> None:
+            self.started = time.perf_counter()
+
+        def __exit__(self, *exc: object) -> None:
+            setattr(report, attribute, getattr(report, attribute) + time.perf_counter() - self.started)
+
+    return _Timer()

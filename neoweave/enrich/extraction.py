@@ -1,0 +1,84 @@
+"""What an extractor returns for one chunk: entity mentions and relations, keyed for the graph.
+
+Both methods (fast NLP, LLM) produce these; the kg step writes them the same way, so a chunk's
+derivations can always be found, replaced and forgotten by its chunk id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from neoweave.enrich.names import entity_id, entity_key, group_of
+
+MAX_DESCRIPTION = 300
+
+
+@dataclass
+class Mention:
+    """One entity as it appears in one chunk (all occurrences of the same key folded together)."""
+
+    name: str
+    type: str  # the extractor's type (spaCy label or LLM type), lower case
+    group: str
+    key: str
+    count: int = 1
+    context: str = ""  # words around the first occurrence (an inferred link's context)
+    description: str = ""
+    target_id: str | None = None  # the entity it is written to (a resolution survivor), when not its own id
+
+    @property
+    def id(self) -> str:
+        return entity_id(self.key, self.group)
+
+    @classmethod
+    def of(cls, name: str, entity_type: str, *, context: str = "", description: str = "") -> Mention | None:
+        group = group_of(entity_type)
+        key = entity_key(name, group)
+        if not key or len(key) < 2 or len(key) > 120:
+            return None
+        return cls(name.strip(), entity_type.strip().lower(), group, key, 1, context,
+                   description[:MAX_DESCRIPTION])
+
+
+@dataclass
+class Relation:
+    source: str  # entity ids
+    target: str
+    type: str
+    description: str
+    weight: float = 1.0
+
+
+@dataclass
+class ChunkExtraction:
+    chunk_id: str
+    method: str  # the method that produced it: fast, llm (a failed llm chunk falls back to fast)
+    mentions: list[Mention] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    error: str | None = None  # why the requested method failed (then `method` says what was used)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add_mention(self, mention: Mention | None) -> Mention | None:
+        """Fold occurrences of one entity; returns the stored mention."""
+        if mention is None:
+            return None
+        for existing in self.mentions:
+            if existing.id == mention.id:
+                existing.count += mention.count
+                if not existing.description and mention.description:
+                    existing.description = mention.description
+                return existing
+        self.mentions.append(mention)
+        return mention
+
+    def add_relation(self, relation: Relation) -> None:
+        if relation.source == relation.target:
+            return
+        if relation.source > relation.target and relation.type == "co_occurs":
+            relation.source, relation.target = relation.target, relation.source  # undirected: one edge
+        for existing in self.relations:
+            if (existing.source, existing.target, existing.type) == (relation.source, relation.target, relation.type):
+                existing.weight += relation.weight
+                return
+        self.relations.append(relation)

@@ -1,0 +1,112 @@
+"""Entity homes and inferred links: LARAG's hyperlinks for corpora whose authors wrote none.
+
+A section whose title names an entity (an encyclopedia article, an API reference section, the element
+id of a documented object) is that entity's home: `(:Entity)-[:DESCRIBED_BY]->(:Section)`. A section
+mentioning an entity whose home is elsewhere gets an inferred `LINKS_TO` to the home, with the mention's
+surrounding words as its context, so LARAG follows it exactly like an authored link.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+
+from tqdm import tqdm
+
+from neoweave.enrich.base import EnrichReport
+from neoweave.enrich.names import entity_key, normalize, title_variants
+from neoweave.store.base import GraphStore, now_iso
+
+# Rule priority: a name matched by a better rule ignores weaker matches.
+RULES = ("document-title", "section-title", "anchor", "parenthetical", "head")
+MAX_HOMES = 3
+"""A name matching more sections than this under its best rule is generic ("Examples"): no home."""
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+$")
+
+
+def _title_index(store: GraphStore) -> dict[str, dict[str, list[str]]]:
+    """normalised name -> rule -> section ids, from titles and API anchors (concept names singularised too)."""
+    index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(key: str, rule: str, section_id: str) -> None:
+        for variant in {key, entity_key(key, "concept")}:
+            if section_id not in index[variant][rule]:
+                index[variant][rule].append(section_id)
+
+    for row in store.run("kg_section_titles"):
+        for key, how in title_variants(row["title"] or ""):
+            add(key, "section-title" if how == "exact" else how, row["section_id"])
+        if row["doc_title"] and row["section_id"] == row["first_section_id"]:
+            for key, how in title_variants(row["doc_title"]):
+                add(key, "document-title" if how == "exact" else how, row["section_id"])
+    for row in store.run("kg_document_anchors"):
+        for element_id, section_id in json.loads(row["anchors_json"] or "{}").items():
+            if _IDENTIFIER.match(element_id):
+                add(normalize(element_id), "anchor", section_id)
+    return index
+
+
+def homes_for(keys: list[str], index: dict[str, dict[str, list[str]]]) -> tuple[list[str], str]:
+    """The home sections for an entity's keys under the best rule any key matches."""
+    for rule in RULES:
+        sections = list(dict.fromkeys(s for key in keys for s in index.get(key, {}).get(rule, [])))
+        if sections:
+            return (sections, rule) if len(sections) <= MAX_HOMES else ([], rule)
+    return [], ""
+
+
+def update_homes(store: GraphStore, report: EnrichReport) -> None:
+    """Recompute every entity's homes; sections mentioning entities whose home changed get pending links."""
+    index = _title_index(store)
+    add_rows, remove_rows, changed = [], [], []
+    for row in store.run("kg_entities_for_homes"):
+        group = row["id"].split(":", 1)[0]
+        keys = [row["key"], *(entity_key(alias, group) for alias in row["aliases"] or [])]
+        sections, rule = homes_for([k for k in keys if k], index)
+        old = set(row["homes"] or [])
+        if set(sections) == old:
+            continue
+        changed.append(row["id"])
+        add_rows += [{"entity_id": row["id"], "section_id": s, "rule": rule} for s in sections if s not in old]
+        remove_rows += [{"entity_id": row["id"], "section_id": s} for s in old if s not in sections]
+    now = now_iso()
+    store.write_batches("kg_remove_homes", remove_rows)
+    store.write_batches("kg_set_homes", add_rows, params={"now": now})
+    for start in range(0, len(changed), store.batch_size):
+        store.run("kg_mark_entity_sections_pending", {"entity_ids": changed[start:start + store.batch_size]},
+                  write=True)
+    report.count("homes_added", len(add_rows))
+    report.count("homes_removed", len(remove_rows))
+
+
+def update_inferred_links(store: GraphStore, report: EnrichReport, *, max_links: int = 30, batch: int = 200,
+                          progress: bool = True) -> None:
+    """Recompute the inferred links of every pending section (one unit per batch of sections)."""
+    bar = tqdm(desc="inferred links", unit="section", disable=not progress)
+    now = now_iso()
+    while True:
+        section_ids = [row["id"] for row in store.run("kg_pending_sections", {"limit": batch})]
+        if not section_ids:
+            break
+        rows = store.run("kg_inferred_candidates", {"section_ids": section_ids})
+        rows.sort(key=lambda r: (r["source_id"], r["chunk_order"] or 0, r["chunk_id"], r["entity_id"], r["target_id"]))
+        links: list[dict] = []
+        per_source: dict[str, set[str]] = defaultdict(set)
+        for row in rows:
+            targets = per_source[row["source_id"]]
+            if row["target_id"] in targets or len(targets) >= max_links:
+                continue  # one inferred link per pair of sections: the first mention's
+            targets.add(row["target_id"])
+            links.append({"source_id": row["source_id"], "target_id": row["target_id"], "order": -len(targets),
+                          "text": row["name"], "context": row["context"], "entity_id": row["entity_id"],
+                          "chunk_id": row["chunk_id"]})
+        with store.unit() as unit:
+            unit.run("kg_replace_inferred_links", {"section_ids": section_ids})
+            for start in range(0, len(links), store.batch_size):
+                unit.run("kg_create_inferred_links", {"rows": links[start:start + store.batch_size], "now": now})
+            unit.run("kg_clear_sections_pending", {"section_ids": section_ids})
+        report.count("inferred_links", len(links))
+        report.count("sections_relinked", len(section_ids))
+        bar.update(len(section_ids))
+    bar.close()

@@ -1,0 +1,179 @@
+"""The `kg` enrich step: entities and relations from chunks, resolution, homes, inferred links.
+
+Per batch of chunks: extract (fast: spaCy; llm: schema-constrained JSON through the gateway), redirect
+entity ids that resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the
+chunks' signature in one unit. Then graph-wide phases, each resumable by itself: entity descriptions and
+mention counts, entity embeddings (name + description), resolution (recorded, undoable merges), homes
+(DESCRIBED_BY from titles and API anchors) and inferred links for every section marked pending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+from tqdm import tqdm
+
+from neoweave.enrich import homes, resolution
+from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
+from neoweave.enrich.extract_fast import FastExtractor
+from neoweave.enrich.extraction import ChunkExtraction
+from neoweave.enrich.names import DEFAULT_TYPES
+from neoweave.errors import NeoweaveError
+from neoweave.registry import register_step
+from neoweave.store.base import WriteUnit, now_iso
+
+ENTITY_EMBED_CHARS = 160
+
+
+@register_step
+@dataclass
+class KnowledgeGraphStep(EnrichStep):
+    name: ClassVar[str] = "kg"
+    version: ClassVar[int] = 1
+
+    noun_phrases: bool = True
+    """fast: keep noun phrases as concept entities (FastGraphRAG)."""
+    code_names: bool = True
+    """fast: keep dotted / called code names (`asyncio.create_task()`) as code entities."""
+    entity_types: tuple[str, ...] = DEFAULT_TYPES
+    """llm: the entity types the extractor may use."""
+    resolve: bool = True
+    """Merge duplicate entities after extraction (recorded; `neoweave entities unmerge` undoes one)."""
+    embedding_threshold: float = 0.93
+    """Resolution: name embeddings at least this similar (same type group, shared word) are merged."""
+    max_inferred_links: int = 30
+    """Inferred links kept per section (first mentions first)."""
+    spacy_batch_size: int = 64
+    n_process: int = 1
+    """spaCy worker processes for the fast method."""
+    counters: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def validate(self) -> None:
+        super().validate()
+        if not 0 < self.embedding_threshold <= 1:
+            raise NeoweaveError(f"enrich kg: embedding_threshold must be in (0, 1], got {self.embedding_threshold}")
+        if self.max_inferred_links < 0:
+            raise NeoweaveError(f"enrich kg: max_inferred_links must be >= 0, got {self.max_inferred_links}")
+
+    @cached_property
+    def fast_extractor(self) -> FastExtractor:
+        return FastExtractor(noun_phrases=self.noun_phrases, code_names=self.code_names,
+                             batch_size=self.spacy_batch_size, n_process=self.n_process)
+
+    def model_name(self, ctx: StepContext) -> str:
+        if self.method == "llm":
+            from neoweave.enrich.extract_llm import PROMPT_VERSION
+
+            model = getattr(ctx.llm, "model", None) or "llm"
+            return f"{model}/prompt{PROMPT_VERSION}"
+        flags = ("np" if self.noun_phrases else "") + ("code" if self.code_names else "")
+        return f"{self.fast_extractor.model_name}/{flags}"
+
+    # extraction ------------------------------------------------------------------------------------
+    def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> list[ChunkExtraction]:
+        if self.method == "llm":
+            from neoweave.enrich.extract_llm import LLMExtractor
+
+            if ctx.llm is None:
+                raise NeoweaveError("enrich kg --method llm needs an LLM gateway")
+            results = LLMExtractor(ctx.llm, self.entity_types, self.fast_extractor).extract(chunks, report)
+        else:
+            results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
+        self._redirect(ctx, results)
+        return results
+
+    def _redirect(self, ctx: StepContext, results: list[ChunkExtraction]) -> None:
+        """Ids that resolution merged into another entity are written to the survivor."""
+        ids = sorted({m.id for r in results for m in r.mentions})
+        redirects = resolution.final_survivors(ctx.store, ids)
+        for result in results:
+            for mention in result.mentions:
+                mention.target_id = redirects.get(mention.id, mention.id)
+            for relation in result.relations:
+                relation.source = redirects.get(relation.source, relation.source)
+                relation.target = redirects.get(relation.target, relation.target)
+
+    # writing ---------------------------------------------------------------------------------------
+    def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
+        unit.run("kg_forget_relations", {"chunk_ids": chunk_ids})
+        unit.run("kg_forget_inferred_links", {"chunk_ids": chunk_ids})
+        unit.run("kg_forget_mentions", {"chunk_ids": chunk_ids})
+
+    def write(self, unit: WriteUnit, extracted: list[ChunkExtraction], ctx: StepContext,
+              report: EnrichReport) -> None:
+        now = now_iso()
+        source = f"{self.prefix}{self.version}:{self.method}"
+        entities: dict[str, dict[str, Any]] = {}
+        mentions: list[dict[str, Any]] = []
+        relations: list[dict[str, Any]] = []
+        for result in extracted:
+            for mention in result.mentions:
+                target = mention.target_id or mention.id
+                entities.setdefault(target, {"id": target, "key": mention.key, "name": mention.name,
+                                             "type": mention.type, "description": mention.description or None,
+                                             "description_chunk": result.chunk_id, "method": result.method})
+                mentions.append({"chunk_id": result.chunk_id, "entity_id": target, "origin_id": mention.id,
+                                 "count": mention.count, "name": mention.name, "context": mention.context,
+                                 "method": result.method})
+            for relation in result.relations:
+                if relation.source == relation.target:
+                    continue
+                relations.append({"source_id": relation.source, "target_id": relation.target, "type": relation.type,
+                                  "chunk_id": result.chunk_id, "weight": float(relation.weight),
+                                  "description": relation.description, "method": result.method})
+            if result.error:
+                report.count("llm_fallbacks")
+                report.failures.append(f"{result.chunk_id}: {result.error}")
+        batch = unit.store.batch_size
+        for rows, name, extra in ((list(entities.values()), "kg_upsert_entities", {"source": source, "now": now}),
+                                  (mentions, "kg_create_mentions", {"source": source, "now": now}),
+                                  (relations, "kg_add_relations", {"now": now})):
+            for start in range(0, len(rows), batch):
+                unit.run(name, {"rows": rows[start:start + batch], **extra})
+        unit.run("kg_mark_sections_pending", {"chunk_ids": [r.chunk_id for r in extracted]})
+        report.count("mentions", len(mentions))
+        report.count("relation_evidence", len(relations))
+
+    # graph-wide phases -----------------------------------------------------------------------------
+    def finish(self, ctx: StepContext, report: EnrichReport) -> None:
+        store = ctx.store
+        store.run("kg_refresh_entities", write=True)
+        embed_entities(ctx, report)
+        if self.resolve:
+            resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
+            store.run("kg_refresh_entities", write=True)
+            embed_entities(ctx, report)
+        homes.update_homes(store, report)
+        homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
+        counts = store.counts()
+        report.counters["entities"] = counts.nodes.get("Entity", 0)
+        report.counters["relations"] = counts.relationships.get("RELATED", 0)
+        report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
+
+
+def entity_text(entity_id: str, name: str, description: str | None) -> str:
+    """What an entity's embedding encodes: name and description; concepts (noun phrases, the bulk of the fast
+    method's entities, whose description is just a sentence around them) by name alone, ~5x cheaper."""
+    if not description or entity_id.startswith("concept:"):
+        return name
+    return f"{name}: {description}"[:ENTITY_EMBED_CHARS]
+
+
+def embed_entities(ctx: StepContext, report: EnrichReport, *, batch: int = 512) -> None:
+    """Embed `name: description` of every entity without an embedding (resumable: done ones are skipped)."""
+    if ctx.embedder is None:
+        raise NeoweaveError("enrich kg needs the embedding model for entity embeddings")
+    bar = tqdm(desc="entity embeddings", unit="entity", disable=not ctx.progress)
+    while True:
+        rows = ctx.store.run("kg_entities_missing_embedding", {"limit": batch})
+        if not rows:
+            break
+        texts = [entity_text(r["id"], r["name"], r["description"]) for r in rows]
+        vectors = ctx.embedder.embed(texts)
+        ctx.store.run("set_entity_embeddings", {"rows": [{"id": r["id"], "embedding": v}
+                                                         for r, v in zip(rows, vectors, strict=True)]}, write=True)
+        report.count("entities_embedded", len(rows))
+        bar.update(len(rows))
+    bar.close()

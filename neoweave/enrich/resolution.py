@@ -1,0 +1,289 @@
+"""Entity resolution: merge entities that name the same thing, each merge recorded and undoable.
+
+Rules, in order (the first that applies decides; a pair once unmerged by a user is never merged again):
+- `same-name`: equal keys in compatible type groups ("Demon Dice" tagged ORG and WORK_OF_ART);
+- `honorific`: a leading title word dropped ("King Lothair II" -> "Lothair II");
+- `acronym`: an acronym that is the initials of exactly one compatible multi-word name ("IBM");
+- `partial-name`: a one-word person name that is the last name of exactly one full person name mentioned
+  in the same document ("Derrickson" -> "Scott Derrickson");
+- `embedding`: names of one type group sharing a word, whose name + description embeddings have cosine
+  at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II" never merge).
+The entity with more mentions survives; it keeps the other's names as aliases. `EntityMerge` nodes record
+rule, score, surface forms and chunks; `unmerge` restores the absorbed entity and its mentions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neoweave.enrich.base import EnrichReport, StepContext
+from neoweave.enrich.names import STOPWORDS, acronym, compatible, without_honorific
+from neoweave.errors import NeoweaveError
+from neoweave.store.base import GraphStore, now_iso
+
+_NUMBER = re.compile(r"^(?:\d+|[ivxlcdm]+)$")
+NO_EMBEDDING_GROUPS = frozenset({"date", "concept", "code"})
+
+
+@dataclass
+class Candidate:
+    id: str
+    key: str
+    name: str
+    group: str
+    aliases: list[str]
+    mentions: int
+
+
+@dataclass
+class Proposal:
+    survivor: str
+    absorbed: str
+    rule: str
+    score: float
+
+
+def _numbers(key: str) -> set[str]:
+    return {word for word in key.split(" ") if _NUMBER.match(word)}
+
+
+def final_survivors(store: GraphStore, ids: list[str]) -> dict[str, str]:
+    """absorbed id -> the entity it now lives in (following chains of merges)."""
+    redirects: dict[str, str] = {}
+    frontier = list(ids)
+    for _ in range(20):  # chains are short; bounded anyway
+        if not frontier:
+            break
+        rows = store.run("entity_redirects", {"ids": frontier})
+        step = {r["absorbed_id"]: r["survivor_id"] for r in rows}
+        redirects.update(step)
+        frontier = [s for s in step.values() if s not in redirects]
+    resolved = {}
+    for absorbed in redirects:
+        target, seen = absorbed, set()
+        while target in redirects and target not in seen:
+            seen.add(target)
+            target = redirects[target]
+        resolved[absorbed] = target
+    return resolved
+
+
+def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | None = None,
+            embeddings: dict[str, np.ndarray] | None = None, embedding_threshold: float = 0.93) -> list[Proposal]:
+    """Merge proposals by the rules above (pure: no graph access, so it is tested on its own)."""
+    by_key: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        by_key[c.key].append(c)
+    rank = {c.id: (c.mentions, -len(c.key), c.id) for c in candidates}
+    proposals: list[Proposal] = []
+
+    def best(options: list[Candidate]) -> Candidate:
+        return max(options, key=lambda c: rank[c.id])
+
+    for group in by_key.values():
+        if len(group) > 1:
+            ordered = sorted(group, key=lambda c: rank[c.id], reverse=True)
+            for other in ordered[1:]:
+                fits = [s for s in ordered if s is not other and compatible(s.group, other.group)
+                        and rank[s.id] > rank[other.id]]
+                if fits:
+                    proposals.append(Proposal(best(fits).id, other.id, "same-name", 1.0))
+    for c in candidates:
+        stripped = without_honorific(c.key)
+        if stripped:
+            fits = [s for s in by_key.get(stripped, []) if compatible(s.group, c.group)]
+            if fits:
+                proposals.append(Proposal(best(fits).id, c.id, "honorific", 1.0))
+    initials: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        if c.group in ("organization", "work", "location", "event") and (short := acronym(c.key)):
+            initials[short].append(c)
+    for c in candidates:
+        if " " not in c.key and 2 <= len(c.key) <= 6 and c.name.isupper() and c.key in initials:
+            fits = [s for s in initials[c.key] if compatible(s.group, c.group) and s.id != c.id]
+            if len(fits) == 1:
+                proposals.append(Proposal(fits[0].id, c.id, "acronym", 1.0))
+    if documents is not None:
+        by_last: dict[str, list[Candidate]] = defaultdict(list)
+        for c in candidates:
+            words = c.key.split(" ")
+            if c.group == "person" and len(words) >= 2:
+                by_last[words[-1]].append(c)
+        for c in candidates:
+            if c.group != "person" or " " in c.key or len(c.key) < 4 or c.key in STOPWORDS:
+                continue
+            fits = by_last.get(c.key, [])
+            if len(fits) == 1:
+                mine, theirs = documents.get(c.id, set()), documents.get(fits[0].id, set())
+                if mine and mine & theirs:
+                    proposals.append(Proposal(fits[0].id, c.id, "partial-name", len(mine & theirs) / len(mine)))
+    if embeddings:
+        proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank)
+    return proposals
+
+
+def _embedding_proposals(candidates: list[Candidate], embeddings: dict[str, np.ndarray], threshold: float,
+                         rank: dict[str, tuple]) -> list[Proposal]:
+    blocks: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        if c.group in NO_EMBEDDING_GROUPS or c.id not in embeddings:
+            continue
+        for word in set(c.key.split(" ")):
+            if len(word) > 2 and word not in STOPWORDS and not _NUMBER.match(word):
+                blocks[(c.group, word)].append(c)
+    proposals, seen = [], set()
+    for members in blocks.values():
+        if len(members) < 2 or len(members) > 200:
+            continue  # a word shared by hundreds of names says nothing
+        matrix = np.stack([embeddings[m.id] for m in members])
+        similarity = matrix @ matrix.T
+        for i, j in zip(*np.nonzero(np.triu(similarity, 1) >= threshold), strict=True):
+            a, b = members[int(i)], members[int(j)]
+            if (a.id, b.id) in seen or _numbers(a.key) != _numbers(b.key):
+                continue
+            seen.add((a.id, b.id))
+            survivor, absorbed = (a, b) if rank[a.id] >= rank[b.id] else (b, a)
+            proposals.append(Proposal(survivor.id, absorbed.id, "embedding", round(float(similarity[i, j]), 4)))
+    return proposals
+
+
+def plan(proposals: list[Proposal], undone: set[tuple[str, str]]) -> list[Proposal]:
+    """Apply proposals in order onto a representative map: no chains, no cycles, no undone pair."""
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        while node in parent:
+            node = parent[node]
+        return node
+
+    merges: list[Proposal] = []
+    for p in proposals:
+        survivor, absorbed = find(p.survivor), find(p.absorbed)
+        if survivor == absorbed or (p.survivor, p.absorbed) in undone or (survivor, absorbed) in undone:
+            continue
+        parent[absorbed] = survivor
+        merges.append(Proposal(survivor, absorbed, p.rule, p.score))
+    # a survivor absorbed later moves its absorbed entities along (re-point to the final survivor)
+    return [Proposal(find(m.survivor), m.absorbed, m.rule, m.score) for m in merges]
+
+
+def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93) -> list[Proposal]:
+    store = ctx.store
+    candidates = [Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
+                            list(r["aliases"] or []), int(r["mentions"] or 0))
+                  for r in store.run("entity_resolution_candidates")]
+    persons = [c.id for c in candidates if c.group == "person" and " " not in c.key] + \
+              [c.id for c in candidates if c.group == "person" and " " in c.key]
+    documents: dict[str, set[str]] = {}
+    for start in range(0, len(persons), 1000):
+        for row in store.run("entity_documents", {"ids": persons[start:start + 1000]}):
+            documents[row["id"]] = set(row["doc_ids"])
+    embeddings = _block_embeddings(store, candidates)
+    undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_merges", {"ids": []})
+              if r["status"] == "undone"}
+    merges = plan(propose(candidates, documents=documents, embeddings=embeddings,
+                          embedding_threshold=embedding_threshold), undone)
+    apply_merges(store, merges, {c.id: c for c in candidates})
+    for m in merges:
+        report.count(f"merged_{m.rule}")
+    report.count("merges", len(merges))
+    return merges
+
+
+def _block_embeddings(store: GraphStore, candidates: list[Candidate]) -> dict[str, np.ndarray]:
+    """Embeddings of the entities that share a word with another entity of their group (the only ones compared)."""
+    words: dict[tuple[str, str], int] = defaultdict(int)
+    for c in candidates:
+        if c.group not in NO_EMBEDDING_GROUPS:
+            for word in set(c.key.split(" ")):
+                words[(c.group, word)] += 1
+    wanted = [c.id for c in candidates if c.group not in NO_EMBEDDING_GROUPS
+              and any(words[(c.group, w)] > 1 for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
+    embeddings: dict[str, np.ndarray] = {}
+    for start in range(0, len(wanted), 1000):
+        for row in store.run("entity_embeddings", {"ids": wanted[start:start + 1000]}):
+            embeddings[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
+    return embeddings
+
+
+def merge_id(survivor: str, absorbed: str) -> str:
+    return "merge:" + hashlib.sha1(f"{absorbed}->{survivor}".encode()).hexdigest()[:16]
+
+
+def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str, Candidate], *,
+                 method: str = "rule", batch: int = 200) -> None:
+    """Write merges in units of `batch`: record, move mentions and relations, aliases, delete absorbed."""
+    now = now_iso()
+    aliases: dict[str, list[str]] = {cid: list(c.aliases) for cid, c in candidates.items()}
+    for start in range(0, len(merges), batch):
+        part = merges[start:start + batch]
+        chunk_rows = store.run("entity_mention_chunks", {"ids": [m.absorbed for m in part]})
+        chunks = {r["id"]: r["chunk_ids"] for r in chunk_rows}
+        records, finish = [], []
+        for m in part:
+            absorbed, survivor = candidates[m.absorbed], candidates[m.survivor]
+            forms = list(dict.fromkeys([absorbed.name, *aliases.get(m.absorbed, [])]))
+            props = _entity_props(store, m.absorbed)
+            records.append({"id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor,
+                            "absorbed_id": m.absorbed, "absorbed_json": json.dumps(props, ensure_ascii=False),
+                            "rule": m.rule, "score": m.score, "forms": forms,
+                            "chunk_ids": chunks.get(m.absorbed, []), "method": method})
+            merged = [a for a in dict.fromkeys([*aliases.get(m.survivor, []), *forms]) if a != survivor.name]
+            aliases[m.survivor] = merged
+            finish.append({"survivor_id": m.survivor, "absorbed_id": m.absorbed, "aliases": merged})
+        pairs = [{"survivor_id": m.survivor, "absorbed_id": m.absorbed} for m in part]
+        with store.unit() as unit:
+            unit.run("entity_merge_record", {"rows": records, "now": now})
+            unit.run("entity_merge_mentions", {"rows": pairs})
+            unit.run("entity_merge_relations_out", {"rows": pairs})
+            unit.run("entity_merge_relations_in", {"rows": pairs})
+            unit.run("entity_merge_finish", {"rows": finish})
+            unit.run("kg_mark_entity_sections_pending", {"entity_ids": [m.survivor for m in part]})
+
+
+def _entity_props(store: GraphStore, entity_id: str) -> dict[str, Any]:
+    rows = store.run("entity_show", {"id": entity_id, "key": ""})
+    row = next((r for r in rows if r["id"] == entity_id), None)
+    if row is None:
+        return {"id": entity_id}
+    return {"id": row["id"], "key": row["key"], "name": row["name"], "type": row["type"],
+            "description": row["description"], "aliases": row["aliases"] or [], "method": row["method"]}
+
+
+def unmerge(store: GraphStore, merge_or_entity: str) -> dict[str, Any]:
+    """Undo one merge (by merge id, or by the absorbed entity's id); returns the record and chunks to redo."""
+    records = store.run("entity_merges", {"ids": []})
+    record = next((r for r in records if r["status"] == "merged" and merge_or_entity in (r["id"], r["absorbed_id"])),
+                  None)
+    if record is None:
+        raise NeoweaveError(f"no active merge {merge_or_entity!r}",
+                            hint="list merges with `neoweave entities merges`; pass a merge id or an absorbed id")
+    absorbed = json.loads(record["absorbed_json"])
+    absorbed.setdefault("aliases", [])
+    for name in ("key", "name", "type", "description", "method"):
+        absorbed.setdefault(name, None)
+    absorbed.setdefault("source", "unmerge")
+    absorbed["created_at"] = now_iso()
+    origins = {record["absorbed_id"]}
+    frontier = [record["absorbed_id"]]
+    while frontier:  # what the absorbed entity had itself absorbed goes back with it
+        inner = [r["absorbed_id"] for r in records if r["status"] == "merged" and r["survivor_id"] in frontier
+                 and r["absorbed_id"] not in origins]
+        origins.update(inner)
+        frontier = inner
+    survivor = store.run("entity_show", {"id": record["survivor_id"], "key": ""})
+    forms = set(record["forms"] or [])
+    survivor_aliases = [a for a in (survivor[0]["aliases"] if survivor else []) or [] if a not in forms]
+    store.run("entity_unmerge", {"merge_id": record["id"], "absorbed": absorbed, "origin_ids": sorted(origins),
+                                 "survivor_aliases": survivor_aliases, "now": now_iso()}, write=True)
+    chunk_ids = [r["chunk_id"] for r in store.run("entity_mentions", {"id": record["absorbed_id"], "limit": 1_000_000})]
+    store.run("kg_mark_entity_sections_pending", {"entity_ids": [record["absorbed_id"], record["survivor_id"]]},
+              write=True)
+    return {"record": record, "chunk_ids": chunk_ids, "absorbed": absorbed}

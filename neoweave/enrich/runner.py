@@ -1,0 +1,79 @@
+"""Run an enrich step over the chunks it has not processed: batches of extract -> one write unit each."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from tqdm import tqdm
+
+from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, timed
+from neoweave.errors import NeoweaveError
+from neoweave.registry import ENRICH_STEPS
+from neoweave.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+
+def make_step(name: str, **parameters: Any) -> EnrichStep:
+    """The step `name` with its defaults overridden by `parameters` (unknown names are an error)."""
+    cls = ENRICH_STEPS.get(name)
+    known = {f for f in cls.__dataclass_fields__}
+    unknown = set(parameters) - known
+    if unknown:
+        raise NeoweaveError(f"enrich step '{name}' has no parameter {sorted(unknown)}; its parameters: "
+                            f"{sorted(known)}")
+    step = cls(**parameters)
+    step.validate()
+    return step
+
+
+def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, limit: int | None = None,
+        doc_ids: list[str] | None = None, chunk_ids: list[str] | None = None, progress: bool = True,
+        finish: bool = True, **parameters: Any) -> EnrichReport:
+    """Process every chunk the step has not seen with its current signature, then its graph-wide phases.
+
+    `limit` caps the chunks processed in this run; `doc_ids` / `chunk_ids` restrict the run to those.
+    """
+    if isinstance(step, str):
+        step = make_step(step, **parameters)
+    elif parameters:
+        raise NeoweaveError("pass parameters either in the step object or as keywords, not both")
+    if limit is not None and limit < 0:
+        raise NeoweaveError(f"limit must be >= 0, got {limit}")
+    ctx = StepContext(store, embedder, llm, progress)
+    signature = step.signature(ctx)
+    report = EnrichReport(step.name, step.method, signature)
+    started = time.perf_counter()
+    if chunk_ids is not None:
+        pending = list(dict.fromkeys(chunk_ids))
+    else:
+        rows = store.run("enrich_pending_chunks", {"signature": signature, "doc_ids": list(doc_ids or []),
+                                                   "limit": limit if limit is not None else 2**31 - 1})
+        pending = [row["id"] for row in rows]
+    if limit is not None:
+        pending = pending[:limit]
+    log.info("enrich %s (%s): %d chunks to process", step.name, signature, len(pending))
+    bar = tqdm(total=len(pending), desc=f"enrich {step.name} ({step.method})", unit="chunk",
+               disable=not progress or not pending)
+    for start in range(0, len(pending), step.batch_size):
+        ids = pending[start:start + step.batch_size]
+        chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
+                  for r in store.run("chunks_by_ids", {"ids": ids})]
+        with timed(report, "extract_seconds"):
+            extracted = step.extract(chunks, ctx, report)
+        with timed(report, "write_seconds"), store.unit() as unit:
+            step.forget(unit, [c.id for c in chunks])
+            step.write(unit, extracted, ctx, report)
+            unit.run("mark_chunks_enriched", {"rows": [{"id": c.id, "prefix": step.prefix, "signature": signature}
+                                                       for c in chunks]})
+        report.chunks += len(chunks)
+        report.batches += 1
+        bar.update(len(ids))
+    bar.close()
+    if finish:
+        with timed(report, "finish_seconds"):
+            step.finish(ctx, report)
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,56 @@
+"""One registry for every pluggable component found by name: retrieval strategies and enrich steps.
+
+Built-ins are listed here by module, imported only when asked for (no import-time work, no import
+cycles: `query/base.py` does not import its own strategies). Third-party components register with the
+`register` decorator of the matching registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from neoweave.errors import NeoweaveError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Classes of one kind by their `name` attribute; built-ins loaded lazily from their modules."""
+
+    def __init__(self, kind: str, builtins: dict[str, str]) -> None:
+        self.kind = kind
+        self.builtins = builtins  # name -> module that registers it
+        self._classes: dict[str, type[T]] = {}
+
+    def register(self, cls: type[T]) -> type[T]:
+        """Class decorator: make `cls` available by its `name`."""
+        name = cls.name  # type: ignore[attr-defined]
+        self._classes[name] = cls
+        return cls
+
+    def get(self, name: str) -> type[T]:
+        if name not in self._classes and name in self.builtins:
+            importlib.import_module(self.builtins[name])
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise NeoweaveError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}") from None
+
+    def names(self) -> list[str]:
+        for name in self.builtins:
+            self.get(name)
+        return sorted(self._classes)
+
+
+STRATEGIES: Registry[Any] = Registry("strategy", {
+    "naive": "neoweave.query.naive",
+    "larag": "neoweave.query.larag",
+})
+ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
+    "kg": "neoweave.enrich.kg",
+})
+
+register_strategy: Callable[[type[T]], type[T]] = STRATEGIES.register
+register_step: Callable[[type[T]], type[T]] = ENRICH_STEPS.register

@@ -1,0 +1,162 @@
+"""The kg enrich step on a small hand-built encyclopedic corpus: real spaCy, real embeddings, real FalkorDB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from neoweave.enrich import run
+from neoweave.enrich.extract_fast import FastExtractor
+from neoweave.enrich.resolution import unmerge
+from neoweave.errors import NeoweaveError
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.query import strategy
+
+RECORDS = [
+    {"id": "d1", "title": "Lothair II",
+     "text": "Lothair II was a king of Lotharingia. He was the second son of Emperor Lothair I and Ermengarde."},
+    {"id": "d2", "title": "Lotharingia",
+     "text": "Lotharingia was a kingdom in western Europe. King Lothair II ruled it from Aachen until 869."},
+    {"id": "d3", "title": "Aachen",
+     "text": "Aachen is a spa city in Germany. Charlemagne built his palace at Aachen."},
+    {"id": "d4", "title": "Ermengarde of Tours",
+     "text": "Ermengarde of Tours was the wife of Lothair I. Her son Lothair II inherited Lotharingia."},
+]
+
+
+def _write(tmp_path: Path, records: list[dict]) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return _write(tmp_path, RECORDS)
+
+
+@pytest.fixture
+def graph(falkordb_store, embedder, corpus):
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(corpus)
+    return falkordb_store
+
+
+def _q(store, cypher, **params):
+    return store.query(cypher, params)
+
+
+def _id(store, key):
+    """The id of the entity with this normalised name (its type group depends on the NER model)."""
+    rows = _q(store, "MATCH (e:Entity {key: $key}) RETURN e.id AS id", key=key)
+    assert len(rows) == 1, rows
+    return rows[0]["id"]
+
+
+def test_fast_extraction_shape():
+    [result] = FastExtractor().extract([("c1", "Lothair II was a king of Lotharingia. See asyncio.create_task() too.")])
+    keys = {m.key for m in result.mentions}
+    assert {"lothair ii", "lotharingia", "asyncio.create_task"} <= keys
+    assert next(m for m in result.mentions if m.key == "asyncio.create_task").group == "code"
+    lothair = next(m for m in result.mentions if m.key == "lothair ii")
+    assert lothair.context.startswith("Lothair II") and lothair.description.startswith("Lothair II was a king")
+    assert all(r.type == "co_occurs" and r.weight >= 1 for r in result.relations)
+    assert all(r.source < r.target for r in result.relations)  # undirected co-occurrence: one edge per pair
+
+
+def test_kg_builds_entities_relations_homes_and_inferred_links(graph, embedder):
+    report = run("kg", graph, embedder=embedder, progress=False)
+    assert report.chunks == 4 and report.counters["entities"] > 5
+    lothair_id = _id(graph, "lothair ii")
+    lothair = _q(graph, "MATCH (e:Entity {key: 'lothair ii'}) RETURN e.aliases AS aliases, "
+                        "e.embedding IS NOT NULL AS embedded, labels(e) AS labels")
+    assert lothair and lothair[0]["embedded"] and "__Entity__" in lothair[0]["labels"]
+    # "King Lothair II" is merged into "Lothair II" (honorific rule), recorded
+    merges = graph.run("entity_merges", {"ids": [lothair_id]})
+    assert any(m["rule"] == "honorific" and m["absorbed_id"].endswith(":king lothair ii") for m in merges)
+    assert "King Lothair II" in lothair[0]["aliases"]
+    # homes from titles; Lothair I and Lothair II stay apart (homonyms differing in a number)
+    homes = {r["e"]: r["s"] for r in
+             _q(graph, "MATCH (e:Entity)-[:DESCRIBED_BY]->(s:Section) RETURN e.id AS e, s.id AS s")}
+    assert homes[lothair_id].startswith("d1#") and any(h.startswith("d3#") for h in homes.values())
+    assert _q(graph, "MATCH (e:Entity) WHERE e.key ENDS WITH 'lothair i' RETURN e.id")
+    # inferred links: d2 mentions Lothair II and Aachen -> links to their homes, with the mention's context
+    links = _q(graph, "MATCH (s:Section)-[l:LINKS_TO]->(t:Section) WHERE l.method = 'inferred' "
+                      "RETURN s.doc_id AS source, t.doc_id AS target, l.context AS context, l.entity_id AS entity, "
+                      "l.order AS ord")
+    pairs = {(r["source"], r["target"]) for r in links}
+    assert ("d2", "d1") in pairs and ("d2", "d3") in pairs and ("d4", "d1") in pairs
+    assert all(r["ord"] < 0 and r["context"] and r["entity"] for r in links)
+    assert not any(r["source"] == r["target"] for r in links)
+    # relations carry their evidence
+    rel = _q(graph, "MATCH (:Entity)-[r:RELATED]->(:Entity) RETURN r.chunk_ids AS ids, r.weight AS w, "
+                    "r.chunk_weights AS ws, r.description AS d LIMIT 5")
+    assert rel and all(len(r["ids"]) == len(r["ws"]) and r["w"] == sum(r["ws"]) and r["d"] for r in rel)
+
+
+def test_rerun_is_incremental_and_resumes(graph, embedder):
+    first = run("kg", graph, embedder=embedder, limit=2, progress=False)  # a run stopped after two chunks
+    assert first.chunks == 2
+    second = run("kg", graph, embedder=embedder, progress=False)
+    assert second.chunks == 2
+    assert run("kg", graph, embedder=embedder, progress=False).chunks == 0
+    dupes = _q(graph, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, m.origin_id AS o, count(*) AS n "
+                      "WHERE n > 1 RETURN count(*) AS dupes")
+    assert dupes[0]["dupes"] == 0
+
+
+def test_changed_document_forgets_its_derivations(graph, embedder, tmp_path):
+    run("kg", graph, embedder=embedder, progress=False)
+    assert _q(graph, "MATCH (e:Entity) WHERE e.key = 'charlemagne' RETURN e.id")
+    changed = [dict(r) for r in RECORDS]
+    changed[2]["text"] = "Aachen is a spa city in Germany with hot springs."
+    Ingestor(graph, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(_write(tmp_path, changed))
+    # Charlemagne was only in the old text of d3: gone with its mentions and relations
+    assert not _q(graph, "MATCH (e:Entity) WHERE e.key = 'charlemagne' RETURN e.id")
+    assert not _q(graph, "MATCH (:Entity)-[r:RELATED]->(:Entity) WHERE any(x IN r.chunk_ids WHERE x STARTS WITH 'd3') "
+                         "RETURN r")
+    report = run("kg", graph, embedder=embedder, progress=False)
+    assert report.chunks == 1  # only the changed document's chunk
+
+
+def test_unmerge_restores_the_entity_and_is_not_repeated(graph, embedder):
+    run("kg", graph, embedder=embedder, progress=False)
+    absorbed = next(m["absorbed_id"] for m in graph.run("entity_merges", {"ids": []})
+                    if m["absorbed_id"].endswith(":king lothair ii"))
+    outcome = unmerge(graph, absorbed)
+    assert outcome["chunk_ids"]
+    run("kg", graph, embedder=embedder, chunk_ids=outcome["chunk_ids"], progress=False)
+    restored = _q(graph, "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: $id}) RETURN c.doc_id AS d", id=absorbed)
+    assert [r["d"] for r in restored] == ["d2"]
+    survivor = _q(graph, "MATCH (e:Entity {key: 'lothair ii'}) RETURN e.aliases AS aliases")
+    assert "King Lothair II" not in survivor[0]["aliases"]
+    statuses = {m["status"] for m in graph.run("entity_merges", {"ids": [absorbed]})}
+    assert statuses == {"undone"}
+    with pytest.raises(NeoweaveError, match="no active merge"):
+        unmerge(graph, absorbed)
+
+
+def test_larag_follows_inferred_links_and_entity_seeds(graph, embedder):
+    run("kg", graph, embedder=embedder, progress=False)
+    question = "Where is the city from which the kingdom of Lotharingia was ruled?"
+    inferred = strategy("larag", graph, embedder, k=1, links="inferred", entity_seeds=0).retrieve(question)
+    assert inferred.items[0].doc_id == "d2"
+    linked = [i for i in inferred.items if i.origin == "link"]
+    assert linked and all(i.details["link_method"] == "inferred" and i.details["hop"] == 1 for i in linked)
+    authored = strategy("larag", graph, embedder, k=1, links="authored", entity_seeds=0).retrieve(question)
+    assert [i.origin for i in authored.items] == ["seed"]  # no authored links in records
+    seeded = strategy("larag", graph, embedder, k=1, n_links=0, entity_seeds=2).retrieve(
+        "Who was Ermengarde of Tours married to?")
+    assert any(i.origin == "entity" and i.doc_id == "d4" for i in seeded.items) or seeded.items[0].doc_id == "d4"
+    with pytest.raises(NeoweaveError, match="links must be one of"):
+        strategy("larag", graph, embedder, links="nope").retrieve(question)
+
+
+def test_enrich_parameter_errors(graph, embedder):
+    with pytest.raises(NeoweaveError, match="method must be one of"):
+        run("kg", graph, embedder=embedder, method="magic")
+    with pytest.raises(NeoweaveError, match="unknown enrich step"):
+        run("nope", graph, embedder=embedder)
+    with pytest.raises(NeoweaveError, match="no parameter"):
+        run("kg", graph, embedder=embedder, bogus=1)
