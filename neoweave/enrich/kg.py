@@ -52,6 +52,9 @@ class KnowledgeGraphStep(EnrichStep):
 
     def validate(self) -> None:
         super().validate()
+        if self.method == "llm":
+            raise NeoweaveError("enrich kg: the llm method is not available yet (next increment of the entity "
+                                "layer)", hint="use --method fast")
         if not 0 < self.embedding_threshold <= 1:
             raise NeoweaveError(f"enrich kg: embedding_threshold must be in (0, 1], got {self.embedding_threshold}")
         if self.max_inferred_links < 0:

@@ -1,0 +1,3 @@
+from neoweave.cli import main
+
+main()
