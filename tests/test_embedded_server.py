@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from neoweave.graph_schema.model import SCHEMA
 from neoweave.processes import pid_alive as _alive
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
@@ -84,7 +85,7 @@ def test_sigkilled_server_is_restarted_and_acknowledged_writes_survive(server):
     assert store.read_meta()["embedding_model"] == "test-model"
     # indexes and constraints came back too
     assert any(i["type"] == "VECTOR" for i in store.indexes())
-    assert len(store.constraints()) == 7
+    assert len(store.constraints()) == len(SCHEMA.labels)  # one unique key per label
     # a fresh process (new store object) sees the same data
     fresh = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir), graph="durable")
     assert fresh.counts().nodes["Tag"] == 500

@@ -6,7 +6,7 @@ import pytest
 
 from neoweave.cypher import statement_names
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
-from neoweave.graph_schema.model import SCHEMA_VERSION
+from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
 from neoweave.store.base import looks_like_write
 
 DIM = 4
@@ -41,7 +41,7 @@ def test_apply_schema_is_idempotent_and_records_meta(falkordb_store):
     assert meta["schema_version"] == SCHEMA_VERSION
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector and vector[0]["options"]["dimension"] == DIM and vector[0]["options"]["efRuntime"] == 100
-    assert len(falkordb_store.constraints()) == 7
+    assert len(falkordb_store.constraints()) == len(SCHEMA.labels)  # one unique key per label
 
 
 def test_another_model_or_dimension_is_refused(falkordb_store):
