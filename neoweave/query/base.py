@@ -36,6 +36,13 @@ class ContextItem:
     token_count: int = 0
     details: dict[str, Any] = field(default_factory=dict)  # e.g. the link followed and its hop
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any], origin: str, details: dict[str, Any] | None = None) -> ContextItem:
+        """A chunk row as every retrieval statement returns it (chunk_id, text, doc_id, section_id, ...)."""
+        return cls(text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"], doc_id=row["doc_id"],
+                   score=float(row["score"]), origin=origin, section_title=row["section_title"] or "",
+                   url=row["url"] or "", token_count=int(row["token_count"] or 0), details=details or {})
+
 
 @dataclass
 class Trace:
@@ -44,6 +51,12 @@ class Trace:
     statements: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     relationships: list[tuple[str, str, str]] = field(default_factory=list)  # (source id, type, target id)
+
+    def chunk(self, section_id: str, chunk_id: str) -> None:
+        """A chunk reached through its section."""
+        self.node(section_id)
+        self.node(chunk_id)
+        self.relationship(section_id, "HAS_CHUNK", chunk_id)
 
     def node(self, node_id: str) -> None:
         if node_id not in self.nodes:
@@ -138,16 +151,9 @@ class Strategy:
             embedding = self.embedder.embed_query(question)
         with cost.timed("graph"):
             rows = self._run(trace, "chunk_vector_search", {"k": k, "embedding": embedding})
-        items = []
         for row in rows:
-            items.append(ContextItem(text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"],
-                                     doc_id=row["doc_id"], score=float(row["score"]), origin="seed",
-                                     section_title=row["section_title"] or "", url=row["url"] or "",
-                                     token_count=int(row["token_count"] or 0)))
-            trace.node(row["chunk_id"])
-            trace.node(row["section_id"])
-            trace.relationship(row["section_id"], "HAS_CHUNK", row["chunk_id"])
-        return embedding, items
+            trace.chunk(row["section_id"], row["chunk_id"])
+        return embedding, [ContextItem.from_row(row, "seed") for row in rows]
 
 
 register = STRATEGIES.register

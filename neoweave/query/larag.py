@@ -82,15 +82,11 @@ class LARAG(Strategy):
                 if row["chunk_id"] in visited_chunks:
                     continue  # reached twice in this hop: keep the first
                 visited_chunks.add(row["chunk_id"])
-                trace.node(row["chunk_id"])
-                trace.relationship(row["section_id"], "HAS_CHUNK", row["chunk_id"])
-                items.append(ContextItem(
-                    text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"], doc_id=row["doc_id"],
-                    score=float(row["score"]), origin="link", section_title=row["section_title"] or "",
-                    url=row["url"] or "", token_count=int(row["token_count"] or 0),
-                    details={"hop": hop, "from_section": row["source_section_id"], "link_text": row["link_text"],
-                             "link_method": row["link_method"],
-                             "link_context": row["link_context"], "link_score": float(row["link_score"])}))
+                trace.chunk(row["section_id"], row["chunk_id"])
+                items.append(ContextItem.from_row(row, "link", {
+                    "hop": hop, "from_section": row["source_section_id"], "link_text": row["link_text"],
+                    "link_method": row["link_method"], "link_context": row["link_context"],
+                    "link_score": float(row["link_score"])}))
                 next_frontier.append(row["section_id"])
             frontier = list(dict.fromkeys(next_frontier))
         return items
@@ -118,13 +114,8 @@ class LARAG(Strategy):
             entity_id = homes[row["section_id"]]
             trace.node(entity_id)
             trace.relationship(entity_id, "DESCRIBED_BY", row["section_id"])
-            trace.node(row["section_id"])
-            trace.node(row["chunk_id"])
-            trace.relationship(row["section_id"], "HAS_CHUNK", row["chunk_id"])
-            items.append(ContextItem(
-                text=row["text"], chunk_id=row["chunk_id"], section_id=row["section_id"], doc_id=row["doc_id"],
-                score=float(row["score"]), origin="entity", section_title=row["section_title"] or "",
-                url=row["url"] or "", token_count=int(row["token_count"] or 0), details={"entity": entity_id}))
+            trace.chunk(row["section_id"], row["chunk_id"])
+            items.append(ContextItem.from_row(row, "entity", {"entity": entity_id}))
         return items
 
     def _embed_link_contexts(self, sections: list[str], trace: Trace, cost: Cost) -> None:
