@@ -226,11 +226,12 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
         part = merges[start:start + batch]
         chunk_rows = store.run("entity_mention_chunks", {"ids": [m.absorbed for m in part]})
         chunks = {r["id"]: r["chunk_ids"] for r in chunk_rows}
+        properties = entity_properties(store, [m.absorbed for m in part])
         records, finish = [], []
         for m in part:
             absorbed, survivor = candidates[m.absorbed], candidates[m.survivor]
             forms = list(dict.fromkeys([absorbed.name, *aliases.get(m.absorbed, [])]))
-            props = _entity_props(store, m.absorbed)
+            props = properties.get(m.absorbed, {"id": m.absorbed})
             records.append({"id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor,
                             "absorbed_id": m.absorbed, "absorbed_json": json.dumps(props, ensure_ascii=False),
                             "rule": m.rule, "score": m.score, "forms": forms,
@@ -248,13 +249,10 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             unit.run("kg_mark_entity_sections_pending", {"entity_ids": [m.survivor for m in part]})
 
 
-def _entity_props(store: GraphStore, entity_id: str) -> dict[str, Any]:
-    rows = store.run("entity_show", {"id": entity_id, "key": ""})
-    row = next((r for r in rows if r["id"] == entity_id), None)
-    if row is None:
-        return {"id": entity_id}
-    return {"id": row["id"], "key": row["key"], "name": row["name"], "type": row["type"],
-            "description": row["description"], "aliases": row["aliases"] or [], "method": row["method"]}
+def entity_properties(store: GraphStore, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """id -> the properties a merge record keeps (one statement for a whole batch)."""
+    return {row["id"]: {**row, "aliases": row["aliases"] or []}
+            for row in store.run("entity_properties", {"ids": ids})}
 
 
 def unmerge(store: GraphStore, merge_or_entity: str) -> dict[str, Any]:
@@ -278,9 +276,9 @@ def unmerge(store: GraphStore, merge_or_entity: str) -> dict[str, Any]:
                  and r["absorbed_id"] not in origins]
         origins.update(inner)
         frontier = inner
-    survivor = store.run("entity_show", {"id": record["survivor_id"], "key": ""})
+    survivor = entity_properties(store, [record["survivor_id"]]).get(record["survivor_id"], {})
     forms = set(record["forms"] or [])
-    survivor_aliases = [a for a in (survivor[0]["aliases"] if survivor else []) or [] if a not in forms]
+    survivor_aliases = [a for a in survivor.get("aliases", []) if a not in forms]
     store.run("entity_unmerge", {"merge_id": record["id"], "absorbed": absorbed, "origin_ids": sorted(origins),
                                  "survivor_aliases": survivor_aliases, "now": now_iso()}, write=True)
     chunk_ids = [r["chunk_id"] for r in store.run("entity_mentions", {"id": record["absorbed_id"], "limit": 1_000_000})]
