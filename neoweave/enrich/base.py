@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
@@ -57,8 +59,6 @@ class EnrichReport:
         return self.chunks / self.seconds if self.seconds else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         data = asdict(self)
         data["chunks_per_second"] = round(self.chunks_per_second, 2)
         return data
@@ -132,12 +132,11 @@ def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
         ENRICH_STEPS.get(name)().forget(unit, chunk_ids)
 
 
-def timed(report: EnrichReport, attribute: str):
-    class _Timer:
-        def __enter__(self) -> None:
-            self.started = time.perf_counter()
-
-        def __exit__(self, *exc: object) -> None:
-            setattr(report, attribute, getattr(report, attribute) + time.perf_counter() - self.started)
-
-    return _Timer()
+@contextmanager
+def timed(report: EnrichReport, attribute: str) -> Iterator[None]:
+    """Add the block's wall time to one of the report's second counters."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        setattr(report, attribute, getattr(report, attribute) + time.perf_counter() - started)

@@ -1,6 +1,6 @@
 """The `kg` enrich step: entities and relations from chunks, resolution, homes, inferred links.
 
-Per batch of chunks: extract (fast: spaCy; llm: schema-constrained JSON through the gateway), redirect
+Per batch of chunks: extract (fast: spaCy; the llm method is the next increment), redirect
 entity ids that resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the
 chunks' signature in one unit. Then graph-wide phases, each resumable by itself: entity descriptions and
 mention counts, entity embeddings (name + description), resolution (recorded, undoable merges), homes
@@ -9,7 +9,7 @@ mention counts, entity embeddings (name + description), resolution (recorded, un
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -19,7 +19,6 @@ from neoweave.enrich import homes, resolution
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
 from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extraction import ChunkExtraction
-from neoweave.enrich.names import DEFAULT_TYPES
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
@@ -37,8 +36,6 @@ class KnowledgeGraphStep(EnrichStep):
     """fast: keep noun phrases as concept entities (FastGraphRAG)."""
     code_names: bool = True
     """fast: keep dotted / called code names (`asyncio.create_task()`) as code entities."""
-    entity_types: tuple[str, ...] = DEFAULT_TYPES
-    """llm: the entity types the extractor may use."""
     resolve: bool = True
     """Merge duplicate entities after extraction (recorded; `neoweave entities unmerge` undoes one)."""
     embedding_threshold: float = 0.93
@@ -48,7 +45,6 @@ class KnowledgeGraphStep(EnrichStep):
     spacy_batch_size: int = 64
     n_process: int = 1
     """spaCy worker processes for the fast method."""
-    counters: dict[str, int] = field(default_factory=dict, repr=False)
 
     def validate(self) -> None:
         super().validate()
@@ -66,24 +62,12 @@ class KnowledgeGraphStep(EnrichStep):
                              batch_size=self.spacy_batch_size, n_process=self.n_process)
 
     def model_name(self, ctx: StepContext) -> str:
-        if self.method == "llm":
-            from neoweave.enrich.extract_llm import PROMPT_VERSION
-
-            model = getattr(ctx.llm, "model", None) or "llm"
-            return f"{model}/prompt{PROMPT_VERSION}"
         flags = ("np" if self.noun_phrases else "") + ("code" if self.code_names else "")
         return f"{self.fast_extractor.model_name}/{flags}"
 
     # extraction ------------------------------------------------------------------------------------
     def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> list[ChunkExtraction]:
-        if self.method == "llm":
-            from neoweave.enrich.extract_llm import LLMExtractor
-
-            if ctx.llm is None:
-                raise NeoweaveError("enrich kg --method llm needs an LLM gateway")
-            results = LLMExtractor(ctx.llm, self.entity_types, self.fast_extractor).extract(chunks, report)
-        else:
-            results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
+        results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
         self._redirect(ctx, results)
         return results
 
