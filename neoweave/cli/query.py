@@ -20,6 +20,9 @@ def query(
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
     top_m: Annotated[int | None, typer.Option("--top-m", help="LARAG: chunks per link")] = None,
+    links: Annotated[str | None, typer.Option("--links", help="LARAG: authored | inferred | both")] = None,
+    entity_seeds: Annotated[int | None, typer.Option("--entity-seeds", help="LARAG: homes of question "
+                                                     "entities added as seeds")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
     prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer")]
     = "short_answer",
@@ -31,7 +34,8 @@ def query(
 
     cfg = settings()
     overrides = {name: value for name, value in
-                 (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m)) if value is not None}
+                 (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m), ("links", links),
+                  ("entity_seeds", entity_seeds)) if value is not None}
     with open_store() as store:
         meta = store.read_meta()
         if meta is None:
