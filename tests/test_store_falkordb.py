@@ -122,6 +122,8 @@ def test_write_detection(query, writes):
     assert looks_like_write(query) is writes
 
 
+NOW = "2026-01-01T00:00:00+00:00"
+
 # Example parameters for every statement, so each one is executed for real on FalkorDB.
 EXAMPLES = {
     "meta_get": {"id": "meta"},
@@ -170,17 +172,84 @@ EXAMPLES = {
     "set_link_context_embeddings": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": 0,
                                               "embedding": _unit([0, 1, 0, 0])}]},
     "larag_expand": {"section_ids": ["d1#a"], "query_embedding": _unit([1, 0, 0, 0]), "n_links": 1, "top_m": 1,
-                     "exclude_chunk_ids": []},
+                     "exclude_chunk_ids": [], "methods": ["authored", "inferred"]},
+    "larag_entity_seeds": {"section_ids": ["d1#a"], "query_embedding": _unit([1, 0, 0, 0]), "per_section": 1,
+                           "exclude_chunk_ids": []},
+    "entities_by_keys": {"keys": ["asyncio"]},
+    "delete_document_authored_links": {"doc_ids": ["d1"]},
+    # enrichment and entity statements (behaviour tested in test_enrich_kg.py)
+    "document_chunk_ids": {"doc_ids": ["d1"]},
+    "enrich_pending_chunks": {"signature": "kg@1:fast:x", "doc_ids": [], "limit": 10},
+    "chunks_by_ids": {"ids": ["c1"]},
+    "mark_chunks_enriched": {"rows": [{"id": "c1", "prefix": "kg@", "signature": "kg@1:fast:x"}]},
+    "clear_chunk_signatures": {"ids": ["c1"], "prefix": "kg@"},
+    "kg_upsert_entities": {"rows": [{"id": "code:asyncio", "key": "asyncio", "name": "asyncio", "type": "code",
+                                     "description": "d", "description_chunk": "c1", "method": "fast"}],
+                           "source": "kg@1:fast", "now": NOW},
+    "kg_create_mentions": {"rows": [{"chunk_id": "c1", "entity_id": "code:asyncio", "origin_id": "code:asyncio",
+                                     "count": 1, "name": "asyncio", "context": "c", "method": "fast"}],
+                           "source": "kg@1:fast", "now": NOW},
+    "kg_add_relations": {"rows": [{"source_id": "code:asyncio", "target_id": "code:asyncio", "type": "co_occurs",
+                                   "chunk_id": "c1", "weight": 1.0, "description": "d", "method": "fast"}],
+                         "now": NOW},
+    "kg_forget_relations": {"chunk_ids": ["c1"]},
+    "kg_forget_inferred_links": {"chunk_ids": ["c1"]},
+    "kg_forget_mentions": {"chunk_ids": ["c1"]},
+    "kg_mark_sections_pending": {"chunk_ids": ["c1"]},
+    "kg_mark_entity_sections_pending": {"entity_ids": ["code:asyncio"]},
+    "kg_refresh_entities": {},
+    "kg_entities_missing_embedding": {"limit": 10},
+    "set_entity_embeddings": {"rows": [{"id": "code:asyncio", "embedding": _unit([1, 0, 0, 0])}]},
+    "kg_entities_for_homes": {},
+    "kg_section_titles": {},
+    "kg_document_anchors": {},
+    "kg_set_homes": {"rows": [{"entity_id": "code:asyncio", "section_id": "d1#a", "rule": "anchor"}], "now": NOW},
+    "kg_remove_homes": {"rows": [{"entity_id": "code:asyncio", "section_id": "d1#a"}]},
+    "kg_pending_sections": {"limit": 10},
+    "kg_inferred_candidates": {"section_ids": ["d1#a"]},
+    "kg_replace_inferred_links": {"section_ids": ["d1#a"]},
+    "kg_create_inferred_links": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": -1, "text": "t",
+                                           "context": "c", "entity_id": "code:asyncio", "chunk_id": "c1"}],
+                                 "now": NOW},
+    "kg_clear_sections_pending": {"section_ids": ["d1#a"]},
+    "entity_redirects": {"ids": ["code:asyncio"]},
+    "entity_resolution_candidates": {},
+    "entity_documents": {"ids": ["code:asyncio"]},
+    "entity_embeddings": {"ids": ["code:asyncio"]},
+    "entity_mention_chunks": {"ids": ["code:asyncio"]},
+    "entity_properties": {"ids": ["code:asyncio"]},
+    "entity_merge_record": {"rows": [{"id": "merge:x", "survivor_id": "code:asyncio", "absorbed_id": "code:aio",
+                                      "absorbed_json": "{}", "rule": "same-name", "score": 1.0, "forms": ["aio"],
+                                      "chunk_ids": ["c1"], "method": "rule"}], "now": NOW},
+    "entity_merge_mentions": {"rows": [{"survivor_id": "code:asyncio", "absorbed_id": "code:aio"}]},
+    "entity_merge_relations_out": {"rows": [{"survivor_id": "code:asyncio", "absorbed_id": "code:aio"}]},
+    "entity_merge_relations_in": {"rows": [{"survivor_id": "code:asyncio", "absorbed_id": "code:aio"}]},
+    "entity_merge_finish": {"rows": [{"survivor_id": "code:asyncio", "absorbed_id": "code:aio", "aliases": ["aio"]}]},
+    "entity_merges": {"ids": []},
+    "entity_unmerge": {"merge_id": "merge:x", "absorbed": {"id": "code:aio", "key": "aio", "name": "aio",
+                                                           "type": "code", "description": None, "aliases": [],
+                                                           "method": "fast", "source": "test", "created_at": NOW},
+                       "origin_ids": ["code:aio"], "survivor_aliases": [], "now": NOW},
+    "entity_show": {"id": "code:asyncio", "key": "asyncio"},
+    "entity_mentions": {"id": "code:asyncio", "limit": 10},
+    "entity_relations": {"id": "code:asyncio", "limit": 10},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
           "mark_documents_linking_to_removed_sections", "delete_document_chunks", "delete_document_outgoing_links",
           "delete_stale_sections", "delete_document_sections", "delete_document_nodes",
-          "set_link_context_embeddings"}
+          "set_link_context_embeddings", "delete_document_authored_links", "mark_chunks_enriched",
+          "clear_chunk_signatures", "kg_upsert_entities", "kg_create_mentions", "kg_add_relations",
+          "kg_forget_relations", "kg_forget_inferred_links", "kg_forget_mentions", "kg_mark_sections_pending",
+          "kg_mark_entity_sections_pending", "kg_refresh_entities", "set_entity_embeddings", "kg_set_homes",
+          "kg_remove_homes", "kg_replace_inferred_links", "kg_create_inferred_links", "kg_clear_sections_pending",
+          "entity_merge_record", "entity_merge_mentions", "entity_merge_relations_out", "entity_merge_relations_in",
+          "entity_merge_finish", "entity_unmerge"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
-                "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles"}
+                "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
+                "kg_section_titles", "kg_document_anchors"}
 
 
 def test_every_falkordb_statement_has_an_example():
