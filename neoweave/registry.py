@@ -47,6 +47,7 @@ class Registry(Generic[T]):
 STRATEGIES: Registry[Any] = Registry("strategy", {
     "naive": "neoweave.query.naive",
     "larag": "neoweave.query.larag",
+    "kg": "neoweave.query.kg",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",

@@ -212,6 +212,13 @@ EXAMPLES = {
                                            "context": "c", "entity_id": "code:asyncio", "chunk_id": "c1"}],
                                  "now": NOW},
     "kg_clear_sections_pending": {"section_ids": ["d1#a"]},
+    "kg_title_scan_chunks": {"scanned": False, "prefix": "kg@", "after": "", "limit": 10},
+    "kg_mark_chunks_titles_scanned": {"chunk_ids": ["c1"], "scanned": True},
+    "kg_mark_sections_titles_scanned": {"section_ids": ["d1#a"]},
+    "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "kg_entity_relations": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "per_entity": 3,
+                            "weight_factor": 0.05, "max_chunks": 2},
+    "kg_fact_chunks": {"chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0])},
     "entity_redirects": {"ids": ["code:asyncio"]},
     "entity_resolution_candidates": {},
     "entity_documents": {"ids": ["code:asyncio"]},
@@ -244,7 +251,7 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "kg_mark_entity_sections_pending", "kg_refresh_entities", "set_entity_embeddings", "kg_set_homes",
           "kg_remove_homes", "kg_replace_inferred_links", "kg_create_inferred_links", "kg_clear_sections_pending",
           "entity_merge_record", "entity_merge_mentions", "entity_merge_relations_out", "entity_merge_relations_in",
-          "entity_merge_finish", "entity_unmerge"}
+          "entity_merge_finish", "entity_unmerge", "kg_mark_chunks_titles_scanned", "kg_mark_sections_titles_scanned"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

@@ -28,6 +28,8 @@ def evaluate(
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
     types: Annotated[str | None, typer.Option("--type", help="only these question types (comma-separated)")] = None,
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
+    params: Annotated[list[str] | None, typer.Option("--param", "-P", help="STRATEGY.NAME=VALUE (repeatable), "
+                                                     "e.g. -P larag.entity_seeds=2")] = None,
 ) -> None:
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
     from neoweave.eval.pipeline import evaluate as run_evaluation
@@ -41,13 +43,31 @@ def evaluate(
         raise NeoweaveError(f"--k needs positive integers, got {ks!r}")
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     default_prompt, per_strategy = _parse_prompts(prompt, names)
-    config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens)
+    config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
+                       parameters=_parse_parameters(params or [], names))
     if not bertscore:
         config.bertscore = None
     outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
+
+
+def _parse_parameters(values: list[str], strategies: list[str]) -> dict[str, dict]:
+    """['larag.entity_seeds=2', ...] -> {'larag': {'entity_seeds': 2}}, typed by each strategy's defaults."""
+    from neoweave.registry import STRATEGIES
+
+    parameters: dict[str, dict] = {}
+    for value in values:
+        name, dot, assignment = value.partition(".")
+        if not dot or name not in strategies:
+            raise NeoweaveError(f"--param {value!r}: expected STRATEGY.NAME=VALUE with STRATEGY one of "
+                                f"{', '.join(strategies)}")
+        key, typed = STRATEGIES.get(name).parse_parameter(assignment)
+        if key == "k":
+            raise NeoweaveError("--param cannot set k: use --k")
+        parameters.setdefault(name, {})[key] = typed
+    return parameters
 
 
 def _parse_prompts(value: str, strategies: list[str]) -> tuple[str, dict[str, str]]:

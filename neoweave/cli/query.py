@@ -15,7 +15,7 @@ from neoweave.errors import NeoweaveError
 @app.command()
 def query(
     question: Annotated[str, typer.Argument(help="the question")],
-    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag")] = "naive",
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg")] = "naive",
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
@@ -23,6 +23,8 @@ def query(
     links: Annotated[str | None, typer.Option("--links", help="LARAG: authored | inferred | both")] = None,
     entity_seeds: Annotated[int | None, typer.Option("--entity-seeds", help="LARAG: homes of question "
                                                      "entities added as seeds")] = None,
+    params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
+                                                     "(repeatable), e.g. -P max_facts=10")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
     prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer")]
     = "short_answer",
@@ -31,11 +33,13 @@ def query(
     """Retrieve context for a question with a strategy (and answer it); shows where each piece came from."""
     from neoweave.embeddings import Embedder
     from neoweave.query import strategy
+    from neoweave.registry import STRATEGIES
 
     cfg = settings()
     overrides = {name: value for name, value in
                  (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m), ("links", links),
                   ("entity_seeds", entity_seeds)) if value is not None}
+    overrides.update(STRATEGIES.get(strategy_name).parse_parameter(text) for text in params or [])
     with open_store() as store:
         meta = store.read_meta()
         if meta is None:
@@ -61,6 +65,11 @@ def query(
         table.add_row(str(index), origin, f"{item.score:.3f}", item.section_title or item.section_id,
                       item.text[:160].replace("\n", " ") + ("…" if len(item.text) > 160 else ""))
     console.print(table)
+    if result.facts:
+        facts = Table("#", "score", "hop", "fact", title="facts")
+        for index, fact in enumerate(result.facts, 1):
+            facts.add_row(str(index), f"{fact.score:.3f}", str(fact.hop), fact.text()[:200])
+        console.print(facts)
     if answered is not None:
         console.print(f"[bold]answer[/bold] ({prompt}, {answered.call.model}): {answered.answer}", highlight=False)
     console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
@@ -25,40 +26,60 @@ MAX_HOMES = 3
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+$")
 
 
-def _title_index(store: GraphStore) -> dict[str, dict[str, list[str]]]:
-    """normalised name -> rule -> section ids, from titles and API anchors (concept names singularised too)."""
-    index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+@dataclass
+class TitleIndex:
+    """What titles and API anchors can name: the raw material of homes and of title mentions."""
 
-    def add(key: str, rule: str, section_id: str) -> None:
+    sections: dict[str, dict[str, list[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    """normalised name -> rule -> section ids (concept names singularised too)."""
+    surfaces: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    """normalised name -> the title texts (case kept) that give it, for matching titles in chunk text."""
+    new_keys: set[str] = field(default_factory=set)
+    """Names given by sections not yet scanned for title mentions (new or re-ingested)."""
+    unscanned_sections: list[str] = field(default_factory=list)
+
+    def add(self, key: str, rule: str, section_id: str) -> None:
         for variant in {key, entity_key(key, "concept")}:
-            if section_id not in index[variant][rule]:
-                index[variant][rule].append(section_id)
+            if section_id not in self.sections[variant][rule]:
+                self.sections[variant][rule].append(section_id)
 
+
+def title_index(store: GraphStore) -> TitleIndex:
+    """Every section title, document title (on its first section) and API anchor, by normalised name."""
+    index = TitleIndex()
+    old_keys: set[str] = set()
     for row in store.run("kg_section_titles"):
-        for key, how in title_variants(row["title"] or ""):
-            add(key, "section-title" if how == "exact" else how, row["section_id"])
+        names = [(key, "section-title" if how == "exact" else how, surface)
+                 for key, how, surface in title_variants(row["title"] or "")]
         if row["doc_title"] and row["section_id"] == row["first_section_id"]:
-            for key, how in title_variants(row["doc_title"]):
-                add(key, "document-title" if how == "exact" else how, row["section_id"])
+            names += [(key, "document-title" if how == "exact" else how, surface)
+                      for key, how, surface in title_variants(row["doc_title"])]
+        for key, rule, surface in names:
+            index.add(key, rule, row["section_id"])
+            index.surfaces[key].add(surface)
+            (old_keys if row["titles_scanned"] else index.new_keys).add(key)
+        if not row["titles_scanned"]:
+            index.unscanned_sections.append(row["section_id"])
+    index.new_keys -= old_keys
     for row in store.run("kg_document_anchors"):
         for element_id, section_id in json.loads(row["anchors_json"] or "{}").items():
             if _IDENTIFIER.match(element_id):
-                add(normalize(element_id), "anchor", section_id)
+                index.add(normalize(element_id), "anchor", section_id)
     return index
 
 
-def homes_for(keys: list[str], index: dict[str, dict[str, list[str]]]) -> tuple[list[str], str]:
+def homes_for(keys: list[str], index: TitleIndex) -> tuple[list[str], str]:
     """The home sections for an entity's keys under the best rule any key matches."""
     for rule in RULES:
-        sections = list(dict.fromkeys(s for key in keys for s in index.get(key, {}).get(rule, [])))
+        sections = list(dict.fromkeys(s for key in keys for s in index.sections.get(key, {}).get(rule, [])))
         if sections:
             return (sections, rule) if len(sections) <= MAX_HOMES else ([], rule)
     return [], ""
 
 
-def update_homes(store: GraphStore, report: EnrichReport) -> None:
+def update_homes(store: GraphStore, report: EnrichReport, index: TitleIndex | None = None) -> None:
     """Recompute every entity's homes; sections mentioning entities whose home changed get pending links."""
-    index = _title_index(store)
+    index = index or title_index(store)
     add_rows, remove_rows, changed = [], [], []
     for row in store.run("kg_entities_for_homes"):
         group = row["id"].split(":", 1)[0]

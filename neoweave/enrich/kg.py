@@ -1,10 +1,11 @@
 """The `kg` enrich step: entities and relations from chunks, resolution, homes, inferred links.
 
-Per batch of chunks: extract (fast: spaCy; the llm method is the next increment), redirect
-entity ids that resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the
-chunks' signature in one unit. Then graph-wide phases, each resumable by itself: entity descriptions and
-mention counts, entity embeddings (name + description), resolution (recorded, undoable merges), homes
-(DESCRIBED_BY from titles and API anchors) and inferred links for every section marked pending.
+Per batch of chunks: extract (fast: spaCy; the llm method is the next increment), redirect entity ids that
+resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the chunks' signature in one
+unit. Then graph-wide phases, each resumable by itself: title mentions (the corpus's titles found in chunk
+text), entity descriptions and mention counts, entity embeddings (name + description), resolution (recorded,
+undoable merges), homes (DESCRIBED_BY from titles and API anchors) and inferred links for every section marked
+pending.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 from tqdm import tqdm
 
-from neoweave.enrich import homes, resolution
+from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
 from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extraction import ChunkExtraction
@@ -36,6 +37,9 @@ class KnowledgeGraphStep(EnrichStep):
     """fast: keep noun phrases as concept entities (FastGraphRAG)."""
     code_names: bool = True
     """fast: keep dotted / called code names (`asyncio.create_task()`) as code entities."""
+    title_mentions: bool = True
+    """Look for the corpus's document and section titles in chunk text (a gazetteer: mentions the extractor
+    missed of entities that have a home)."""
     resolve: bool = True
     """Merge duplicate entities after extraction (recorded; `neoweave entities unmerge` undoes one)."""
     embedding_threshold: float = 0.93
@@ -119,20 +123,26 @@ class KnowledgeGraphStep(EnrichStep):
                                   (relations, "kg_add_relations", {"now": now})):
             for start in range(0, len(rows), batch):
                 unit.run(name, {"rows": rows[start:start + batch], **extra})
-        unit.run("kg_mark_sections_pending", {"chunk_ids": [r.chunk_id for r in extracted]})
+        chunk_ids = [r.chunk_id for r in extracted]
+        unit.run("kg_mark_sections_pending", {"chunk_ids": chunk_ids})
+        unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": chunk_ids, "scanned": False})
         report.count("mentions", len(mentions))
         report.count("relation_evidence", len(relations))
 
     # graph-wide phases -----------------------------------------------------------------------------
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
+        index = homes.title_index(store)
+        if self.title_mentions:
+            title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
+                                                 source=f"{self.prefix}{self.version}:titles", progress=ctx.progress)
         store.run("kg_refresh_entities", write=True)
         embed_entities(ctx, report)
         if self.resolve:
             resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
             store.run("kg_refresh_entities", write=True)
             embed_entities(ctx, report)
-        homes.update_homes(store, report)
+        homes.update_homes(store, report, index)
         homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
         counts = store.counts()
         report.counters["entities"] = counts.nodes.get("Entity", 0)

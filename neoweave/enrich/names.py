@@ -95,24 +95,25 @@ def entity_id(key: str, group: str) -> str:
     return f"{group}:{key}"
 
 
-def title_variants(title: str) -> list[tuple[str, str]]:
-    """(key, rule) pairs a title can name an entity by: the whole title, then looser readings.
+def title_variants(title: str) -> list[tuple[str, str, str]]:
+    """(key, rule, surface) triples a title can name an entity by: the whole title, then looser readings.
 
-    'Ed Wood (film)' -> ('ed wood film', exact), ('ed wood', parenthetical);
-    'asyncio — Asynchronous I/O' -> (... exact), ('asyncio', head).
+    'Ed Wood (film)' -> ('ed wood film', exact, 'Ed Wood (film)'), ('ed wood', parenthetical, 'Ed Wood');
+    'asyncio — Asynchronous I/O' -> (... exact), ('asyncio', head, 'asyncio').
     """
-    variants: list[tuple[str, str]] = []
+    variants: list[tuple[str, str, str]] = []
     seen: set[str] = set()
 
     def add(text: str, rule: str) -> None:
         key = normalize(text)
         if key and key not in seen and not all(word in STOPWORDS for word in key.split()):
             seen.add(key)
-            variants.append((key, rule))
+            variants.append((key, rule, _SPACES.sub(" ", text.strip())))
 
     base = _LEADING_NUMBER.sub("", title).strip()
     add(base, "exact")
-    add(_PAREN.sub("", base), "parenthetical")
+    bare = _PAREN.sub("", base)
+    add(bare, "parenthetical")
     head = _TITLE_SEPARATOR.split(base, maxsplit=1)[0]
     if head != base:
         add(head, "head")

@@ -45,6 +45,27 @@ class ContextItem:
 
 
 @dataclass
+class Fact:
+    """A relation between two entities given as context (the kg retriever), with the chunks it was read from."""
+
+    source_id: str
+    source: str
+    relation: str
+    target_id: str
+    target: str
+    description: str
+    weight: float
+    score: float
+    hop: int
+    chunk_ids: list[str] = field(default_factory=list)
+    token_count: int = 0
+
+    def text(self) -> str:
+        line = f"{self.source} -[{self.relation}]- {self.target}"
+        return f"{line}: {self.description}" if self.description else line
+
+
+@dataclass
 class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
 
@@ -97,10 +118,12 @@ class RetrievalResult:
     items: list[ContextItem]
     trace: Trace
     cost: Cost
+    facts: list[Fact] = field(default_factory=list)
+    """Entity relations given as context beside the chunks (strategies over the entity graph)."""
 
     @property
     def context_tokens(self) -> int:
-        return sum(item.token_count for item in self.items)
+        return sum(item.token_count for item in self.items) + sum(fact.token_count for fact in self.facts)
 
     def as_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -120,6 +143,31 @@ class Strategy:
     def parameters(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("store", "embedder")}
 
+    @classmethod
+    def parse_parameter(cls, text: str) -> tuple[str, Any]:
+        """'n_links=2' -> ('n_links', 2), typed like the parameter's default (command-line overrides)."""
+        name, sep, raw = text.partition("=")
+        name = name.strip().replace("-", "_")
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("store", "embedder")}
+        if not sep or name not in fields:
+            raise NeoweaveError(f"strategy '{cls.name}': bad parameter {text!r}; expected NAME=VALUE with NAME one "
+                                f"of {sorted(fields)}")
+        default = fields[name].default
+        raw = raw.strip()
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(raw)
+                return name, raw.lower() in ("true", "1", "yes")
+            if isinstance(default, int):
+                return name, int(raw)
+            if isinstance(default, float):
+                return name, float(raw)
+        except ValueError:
+            raise NeoweaveError(f"strategy '{cls.name}': parameter {name} takes a {type(default).__name__}, "
+                                f"got {raw!r}") from None
+        return name, raw
+
     def with_overrides(self, **overrides: Any) -> Strategy:
         known = set(self.parameters())
         unknown = set(overrides) - known
@@ -132,13 +180,15 @@ class Strategy:
         strategy = self.with_overrides(**overrides) if overrides else self
         strategy.validate()
         trace, cost = Trace(), Cost()
-        items = strategy._retrieve(question, trace, cost)
-        return RetrievalResult(question, self.name, strategy.parameters(), items, trace, cost)
+        result = RetrievalResult(question, self.name, strategy.parameters(), [], trace, cost)
+        result.items = strategy._retrieve(question, trace, cost, result)
+        return result
 
     def validate(self) -> None:
         """Reject parameter values that make no sense, naming the parameter."""
 
-    def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        """The ordered context chunks; strategies that give other context (facts) add it to `result`."""
         raise NotImplementedError
 
     # shared steps -------------------------------------------------------------------------------

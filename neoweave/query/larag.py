@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import link_embedding_rows
-from neoweave.query.base import ContextItem, Cost, Strategy, Trace, register
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import link_entities
 
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
@@ -55,7 +55,7 @@ class LARAG(Strategy):
             if getattr(self, name) < 0:
                 raise NeoweaveError(f"larag: {name} must be >= 0, got {getattr(self, name)}")
 
-    def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         query_embedding, items = self._seed(question, self.k, trace, cost)
         visited_chunks = {item.chunk_id for item in items}
         if self.entity_seeds:

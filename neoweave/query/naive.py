@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
-from neoweave.query.base import ContextItem, Cost, Strategy, Trace, register
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 
 
 @register
@@ -20,5 +20,5 @@ class NaiveRAG(Strategy):
         if self.k < 1:
             raise NeoweaveError(f"naive: k must be >= 1, got {self.k}")
 
-    def _retrieve(self, question: str, trace: Trace, cost: Cost) -> list[ContextItem]:
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         return self._seed(question, self.k, trace, cost)[1]

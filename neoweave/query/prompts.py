@@ -92,10 +92,23 @@ def get_prompt(name: str) -> PromptTemplate:
         raise NeoweaveError(f"unknown prompt {name!r}; available: {', '.join(sorted(PROMPTS))}") from None
 
 
+def _facts_block(result: RetrievalResult) -> str:
+    """Facts (entity relations) as lines, each citing the context chunks it was read from by number."""
+    if not result.facts:
+        return ""
+    numbers = {item.chunk_id: index for index, item in enumerate(result.items, 1)}
+    lines = []
+    for fact in result.facts:
+        cited = sorted({numbers[c] for c in fact.chunk_ids if c in numbers})
+        lines.append(f"- {fact.text()}" + (f" [{', '.join(map(str, cited))}]" if cited else ""))
+    return "Facts (relations between entities, from the documents):\n" + "\n".join(lines) + "\n\n"
+
+
 def render(template: PromptTemplate, result: RetrievalResult) -> list[dict[str, str]]:
-    """Chat messages for `template` filled with a retrieval result."""
+    """Chat messages for `template` filled with a retrieval result (facts, when any, lead the context)."""
     seeds = [item for item in result.items if item.origin != "link"]
     linked = [item for item in result.items if item.origin == "link"]
-    user = template.user.format(question=result.question, context=_block(result.items),
-                                original_context=_block(seeds), linked_context=_block(linked))
+    facts = _facts_block(result)
+    user = template.user.format(question=result.question, context=facts + _block(result.items),
+                                original_context=facts + _block(seeds), linked_context=_block(linked))
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]

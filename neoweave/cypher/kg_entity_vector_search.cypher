@@ -1,0 +1,6 @@
+// kg retriever: the entities whose embeddings (name + description) are closest to the question.
+// @param k: INTEGER  entities returned
+// @param embedding: VECTOR  question embedding (L2-normalised)
+{{vector_nodes entity_embedding $k $embedding}}
+RETURN node.id AS id, node.name AS name, node.type AS type, score
+ORDER BY score DESC

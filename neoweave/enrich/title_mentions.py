@@ -1,0 +1,177 @@
+"""Title mentions: a chunk that names a document or section title mentions the entity that title is about.
+
+The small spaCy model misses many names (on HotpotQA only 587 of 994 article titles became an entity's
+home from NER spans alone), and an LLM extractor misses some too. The corpus's own titles are a gazetteer
+that costs nothing: every title (and its looser readings, `names.title_variants`) that would give an entity
+a home is looked for in the chunk text, case-sensitively, longest match first. A match the chunk's
+extraction already covered (same normalised name) adds nothing; a new one becomes a `name` entity mention,
+which resolution merges with a typed entity of the same name, and homes turn into inferred links.
+
+Incremental: a chunk is scanned once against all titles (`Chunk.titles_scanned`; re-extraction resets it);
+titles of sections added later (`Section.titles_scanned` unset, re-ingest clears it) are looked for in the
+chunks scanned before them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tqdm import tqdm
+
+from neoweave.enrich import resolution
+from neoweave.enrich.base import EnrichReport
+from neoweave.enrich.extraction import Mention
+from neoweave.enrich.homes import TitleIndex, homes_for
+from neoweave.enrich.names import normalize
+from neoweave.ingest.documents import link_context
+from neoweave.store.base import GraphStore, now_iso
+
+_TOKEN = re.compile("[\\w][\\w'\u2019+#-]*(?:\\.\\w[\\w'\u2019+#-]*)*")
+_POSSESSIVE_END = re.compile("(?:'s|\u2019s|'|\u2019)$")
+_ARTICLE = re.compile(r"^(?:The|A|An) ")
+_SENTENCE_END = frozenset(".!?:\n")
+MAX_WORDS = 10
+
+
+@lru_cache(maxsize=200_000)
+def _word_key(word: str) -> str:
+    return normalize(word)
+
+
+def _specific_single_word(surface: str) -> bool:
+    """A one-word title worth matching: capitalised ('Tasks', then only mid-sentence) or with a digit or an
+    underscore. Lowercase words are too ambiguous: module pages are titled 'string', 'time', 'array'."""
+    return (len(surface) >= 3 and surface[0].isupper()) or any(ch.isdigit() or ch == "_" for ch in surface)
+
+
+@dataclass
+class Gazetteer:
+    """Title surfaces by normalised name, with the first words they can start with."""
+
+    surfaces: dict[str, frozenset[str]]
+    first_words: dict[str, int]  # normalised first word -> the longest title (in words) starting with it
+
+    @classmethod
+    def from_index(cls, index: TitleIndex, keys: Iterable[str] | None = None) -> Gazetteer:
+        """Titles that would give an entity a home (generic ones, like 'Examples', never do)."""
+        surfaces: dict[str, frozenset[str]] = {}
+        first_words: dict[str, int] = {}
+        for key in (index.surfaces if keys is None else keys):
+            texts = {s for s in index.surfaces.get(key, ()) if " " in s or _specific_single_word(s)}
+            if not texts or not homes_for([key], index)[0]:
+                continue
+            surfaces[key] = frozenset(texts)
+            size = min(len(key.split(" ")), MAX_WORDS)
+            first = key.split(" ")[0]
+            first_words[first] = max(first_words.get(first, 0), size + 2)  # normalising can merge words
+        return cls(surfaces, first_words)
+
+    def __len__(self) -> int:
+        return len(self.surfaces)
+
+    def find(self, text: str, known_keys: set[str] = frozenset()) -> list[Mention]:
+        """Title mentions in `text` (longest first, not overlapping), skipping names already in `known_keys`."""
+        tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        mentions: dict[str, Mention] = {}
+        i = 0
+        while i < len(tokens):
+            longest = self.first_words.get(_word_key(text[tokens[i][0]:tokens[i][1]]), 0)
+            matched = 0
+            for size in range(min(longest, len(tokens) - i), 0, -1):
+                start, end = tokens[i][0], tokens[i + size - 1][1]
+                surface = _POSSESSIVE_END.sub("", text[start:end].rstrip(".")).rstrip(".")
+                key = normalize(surface)
+                if key not in self.surfaces or not self._case_matches(surface, self.surfaces[key]):
+                    continue
+                if size == 1 and self._sentence_initial(text, start) and not _inner_capital(surface):
+                    continue  # 'Tasks are ...' at a sentence start says nothing
+                matched = size
+                if key not in known_keys and key not in mentions:
+                    mention = Mention.of(surface, "name", context=link_context(text, start, start + len(surface), 12),
+                                         description=link_context(text, start, start + len(surface), 30))
+                    if mention is not None:
+                        mentions[key] = mention
+                elif key in mentions:
+                    mentions[key].count += 1
+                break
+            i += matched or 1
+        return list(mentions.values())
+
+    @staticmethod
+    def _case_matches(surface: str, titles: frozenset[str]) -> bool:
+        """Exactly a title's text, or with its leading article in lower case ('the Beatles')."""
+        surface = " ".join(surface.split())
+        if surface in titles:
+            return True
+        return any(_ARTICLE.match(t) and surface[:1].lower() == t[:1].lower() and surface[1:] == t[1:]
+                   for t in titles)
+
+    @staticmethod
+    def _sentence_initial(text: str, start: int) -> bool:
+        before = text[:start].rstrip()
+        return not before or before[-1] in _SENTENCE_END
+
+
+def _inner_capital(word: str) -> bool:
+    return any(ch.isupper() or ch.isdigit() for ch in word[1:])
+
+
+def update_title_mentions(store: GraphStore, report: EnrichReport, index: TitleIndex, *, prefix: str,
+                          source: str, batch: int = 500, progress: bool = True) -> None:
+    """Scan new chunks for every title and older chunks for new titles; write the mentions found."""
+    if index.new_keys:
+        new_titles = Gazetteer.from_index(index, index.new_keys)
+        if new_titles:
+            _scan(store, report, new_titles, scanned=True, prefix=prefix, source=source, batch=batch,
+                  progress=progress)
+    _scan(store, report, Gazetteer.from_index(index), scanned=False, prefix=prefix, source=source, batch=batch,
+          progress=progress)
+    for start in range(0, len(index.unscanned_sections), store.batch_size):
+        store.run("kg_mark_sections_titles_scanned",
+                  {"section_ids": index.unscanned_sections[start:start + store.batch_size]}, write=True)
+
+
+def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scanned: bool, prefix: str,
+          source: str, batch: int, progress: bool) -> None:
+    """One pass over the kg-extracted chunks with this scan state; one write unit per page."""
+    bar = tqdm(desc="title mentions" + (" (new titles)" if scanned else ""), unit="chunk", disable=not progress)
+    after, now = "", now_iso()
+    while True:
+        rows = store.run("kg_title_scan_chunks", {"scanned": scanned, "prefix": prefix, "after": after,
+                                                  "limit": batch})
+        if not rows:
+            break
+        after = rows[-1]["id"]
+        entities: dict[str, dict] = {}
+        mentions: list[dict] = []
+        for row in rows:
+            known = {origin.split(":", 1)[1] for origin in row["origin_ids"] or [] if ":" in origin}
+            for mention in gazetteer.find(row["text"] or "", known) if gazetteer else []:
+                entities.setdefault(mention.id, {"id": mention.id, "key": mention.key, "name": mention.name,
+                                                 "type": mention.type, "description": mention.description,
+                                                 "description_chunk": row["id"], "method": "fast"})
+                mentions.append({"chunk_id": row["id"], "entity_id": mention.id, "origin_id": mention.id,
+                                 "count": mention.count, "name": mention.name, "context": mention.context,
+                                 "method": "fast"})
+        redirects = resolution.final_survivors(store, sorted(entities))
+        for mention in mentions:
+            mention["entity_id"] = redirects.get(mention["origin_id"], mention["origin_id"])
+        for entity_id, target in redirects.items():
+            if entity_id in entities and target != entity_id:
+                entities[target] = {**entities.pop(entity_id), "id": target}
+        with store.unit() as unit:
+            for start in range(0, len(entities), store.batch_size):
+                unit.run("kg_upsert_entities", {"rows": list(entities.values())[start:start + store.batch_size],
+                                                "source": source, "now": now})
+            for start in range(0, len(mentions), store.batch_size):
+                unit.run("kg_create_mentions", {"rows": mentions[start:start + store.batch_size], "source": source,
+                                                "now": now})
+            if not scanned:
+                unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": [row["id"] for row in rows], "scanned": True})
+            unit.run("kg_mark_sections_pending", {"chunk_ids": sorted({m["chunk_id"] for m in mentions})})
+        report.count("title_mentions", len(mentions))
+        bar.update(len(rows))
+    bar.close()

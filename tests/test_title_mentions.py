@@ -1,0 +1,83 @@
+"""Title mentions: the corpus's titles found in chunk text (pure matching, then incrementally in the graph)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from neoweave.enrich import run
+from neoweave.enrich.homes import TitleIndex
+from neoweave.enrich.names import title_variants
+from neoweave.enrich.title_mentions import Gazetteer
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+
+def _gazetteer(*titles: str) -> Gazetteer:
+    index = TitleIndex()
+    for number, title in enumerate(titles):
+        for key, rule, surface in title_variants(title):
+            index.add(key, "document-title" if rule == "exact" else rule, f"s{number}")
+            index.surfaces[key].add(surface)
+    return Gazetteer.from_index(index)
+
+
+def test_titles_are_found_case_sensitively_longest_first():
+    gazetteer = _gazetteer("Kiss and Tell (1945 film)", "The Beatles", "Tasks", "asyncio — Asynchronous I/O",
+                           "Kiss")
+    found = {m.key: m for m in gazetteer.find(
+        "Shirley Temple starred in Kiss and Tell. She met the Beatles' manager. Kiss me, said the kiss and tell "
+        "girl. Tasks are scheduled by asyncio, and Tasks run concurrently.")}
+    # lowercase one-word titles ('asyncio', but also modules like 'string' or 'time') are too ambiguous
+    assert set(found) == {"kiss and tell", "the beatles", "tasks"}
+    assert found["kiss and tell"].group == "name" and found["kiss and tell"].name == "Kiss and Tell"
+    assert found["kiss and tell"].context.startswith("Shirley Temple starred in Kiss and Tell")
+    assert found["tasks"].count == 1  # the sentence-initial 'Tasks' is not a mention of the section
+    assert "kiss" not in found  # inside the longer title; 'Kiss me' is sentence-initial
+
+
+def test_known_names_and_generic_titles_add_nothing():
+    gazetteer = _gazetteer("Ed Wood", "Examples", "Examples", "Examples", "Examples")
+    assert "examples" not in gazetteer.surfaces  # four sections named 'Examples': not a home, not a title
+    assert gazetteer.find("A film about Ed Wood's life.", known_keys={"ed wood"}) == []
+    [mention] = gazetteer.find("A film about Ed Wood's life.")
+    assert mention.key == "ed wood" and mention.name == "Ed Wood"
+
+
+RECORDS = [
+    {"id": "r1", "title": "Hollow Pines Almanac",
+     "text": "The hollow Pines almanac is not this. Critics said the Hollow Pines Almanac was the best book of 1951."},
+    {"id": "r2", "title": "Orrin Vale",
+     "text": "Orrin Vale was a writer from Maine. He wrote the Hollow Pines Almanac after the war."},
+]
+
+
+def _ingest(store, embedder, path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+
+
+def _title_mentions(store) -> set[tuple[str, str]]:
+    rows = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WHERE m.source ENDS WITH ':titles' "
+                       "RETURN c.doc_id AS doc, m.origin_id AS origin")
+    return {(r["doc"], r["origin"]) for r in rows}
+
+
+def test_title_mentions_become_homes_and_inferred_links_incrementally(falkordb_store, embedder, tmp_path):
+    store = falkordb_store
+    _ingest(store, embedder, tmp_path / "a.jsonl", RECORDS[1:])
+    run("kg", store, embedder=embedder, progress=False)
+    assert _title_mentions(store) == set()  # no title of the corpus yet names anything in r2's text
+    _ingest(store, embedder, tmp_path / "b.jsonl", RECORDS)
+    report = run("kg", store, embedder=embedder, progress=False)
+    assert report.chunks == 1  # only the new document is extracted
+    # r2 was extracted before the title existed: the new title is looked for in its text
+    assert ("r2", "name:hollow pines almanac") in _title_mentions(store)
+    links = store.query("MATCH (s:Section)-[l:LINKS_TO {method: 'inferred'}]->(t:Section) "
+                        "RETURN s.doc_id AS source, t.doc_id AS target, l.text AS text")
+    assert {"source": "r2", "target": "r1", "text": "Hollow Pines Almanac"} in links
+    assert report.counters["title_mentions"] >= 1
+    again = run("kg", store, embedder=embedder, progress=False)
+    assert again.chunks == 0 and again.counters.get("title_mentions", 0) == 0
+    dupes = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, m.origin_id AS o, count(*) AS n "
+                        "WHERE n > 1 RETURN count(*) AS n")
+    assert dupes[0]["n"] == 0
