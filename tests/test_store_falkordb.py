@@ -218,6 +218,7 @@ EXAMPLES = {
     "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "kg_entity_relations": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "per_entity": 3,
                             "weight_factor": 0.05, "max_chunks": 2},
+    "kg_entity_fulltext": {"query": "asyncio", "k": 3},
     "kg_fact_chunks": {"chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0])},
     "entity_redirects": {"ids": ["code:asyncio"]},
     "entity_resolution_candidates": {},

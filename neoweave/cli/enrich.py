@@ -18,6 +18,8 @@ def enrich(
     limit: Annotated[int | None, typer.Option("--limit", help="process at most N pending chunks")] = None,
     docs: Annotated[list[str] | None, typer.Option("--docs", help="only chunks of these document ids")] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="chunks per write unit")] = None,
+    params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any step parameter: NAME=VALUE "
+                                                     "(repeatable), e.g. -P entity_types=person,work")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
@@ -26,7 +28,12 @@ def enrich(
     from neoweave.enrich import make_step, run
 
     cfg = settings()
+    from neoweave.parameters import parse_parameter
+    from neoweave.registry import ENRICH_STEPS
+
     parameters = {"method": method, **({"batch_size": batch_size} if batch_size else {})}
+    parameters.update(parse_parameter(ENRICH_STEPS.get(step), text, what=f"enrich step '{step}'")
+                      for text in params or [])
     chosen = make_step(step, **parameters)
     llm = None
     if method == "llm":

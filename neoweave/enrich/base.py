@@ -84,17 +84,22 @@ class EnrichStep:
 
     method: str = "fast"
     """fast: no LLM (NLP, statistics); llm: the LLM gateway."""
-    batch_size: int = 128
-    """Chunks extracted and written per unit."""
+    batch_size: int | None = None
+    """Chunks extracted and written per unit (None: 128 for fast, 8 for llm, so progress shows and a killed
+    run loses little; the LLM's answers are cached anyway)."""
+
+    @property
+    def chunks_per_unit(self) -> int:
+        return self.batch_size or (8 if self.method == "llm" else 128)
 
     def parameters(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     def validate(self) -> None:
         if self.method not in self.methods:
             raise NeoweaveError(f"enrich {self.name}: method must be one of {', '.join(self.methods)}, "
                                 f"got {self.method!r}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise NeoweaveError(f"enrich {self.name}: batch_size must be >= 1, got {self.batch_size}")
 
     @property

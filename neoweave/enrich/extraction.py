@@ -58,6 +58,7 @@ class ChunkExtraction:
     error: str | None = None  # why the requested method failed (then `method` says what was used)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    dropped: int = 0  # llm: entities not grounded in the text, relations between unknown entities
 
     def add_mention(self, mention: Mention | None) -> Mention | None:
         """Fold occurrences of one entity; returns the stored mention."""

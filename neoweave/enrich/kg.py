@@ -10,7 +10,7 @@ pending.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -19,7 +19,9 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
 from neoweave.enrich.extract_fast import FastExtractor
+from neoweave.enrich.extract_llm import LLMExtractor
 from neoweave.enrich.extraction import ChunkExtraction
+from neoweave.enrich.names import DEFAULT_TYPES
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
@@ -49,12 +51,17 @@ class KnowledgeGraphStep(EnrichStep):
     spacy_batch_size: int = 64
     n_process: int = 1
     """spaCy worker processes for the fast method."""
+    entity_types: tuple[str, ...] = DEFAULT_TYPES
+    """llm: the entity types the model may use (the thesis let it choose; a fixed list keeps types comparable
+    and becomes part of the JSON grammar)."""
+    llm_max_tokens: int = 768
+    """llm: completion cap per chunk (a passage rarely needs more than 20 entities and 20 relations)."""
+    _llm_extractor: LLMExtractor | None = field(default=None, init=False, repr=False, compare=False)
 
     def validate(self) -> None:
         super().validate()
-        if self.method == "llm":
-            raise NeoweaveError("enrich kg: the llm method is not available yet (next increment of the entity "
-                                "layer)", hint="use --method fast")
+        if not self.entity_types:
+            raise NeoweaveError("enrich kg: entity_types must name at least one type")
         if not 0 < self.embedding_threshold <= 1:
             raise NeoweaveError(f"enrich kg: embedding_threshold must be in (0, 1], got {self.embedding_threshold}")
         if self.max_inferred_links < 0:
@@ -65,13 +72,29 @@ class KnowledgeGraphStep(EnrichStep):
         return FastExtractor(noun_phrases=self.noun_phrases, code_names=self.code_names,
                              batch_size=self.spacy_batch_size, n_process=self.n_process)
 
+    def llm_extractor(self, ctx: StepContext) -> LLMExtractor:
+        if self._llm_extractor is None or self._llm_extractor.llm is not ctx.llm:
+            self._llm_extractor = LLMExtractor(ctx.llm, self.entity_types, self.llm_max_tokens,
+                                               fallback=self.fast_extractor)
+        return self._llm_extractor
+
     def model_name(self, ctx: StepContext) -> str:
+        if self.method == "llm":
+            return self.llm_extractor(ctx).model_name
         flags = ("np" if self.noun_phrases else "") + ("code" if self.code_names else "")
         return f"{self.fast_extractor.model_name}/{flags}"
 
     # extraction ------------------------------------------------------------------------------------
     def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> list[ChunkExtraction]:
-        results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
+        if self.method == "llm":
+            results = self.llm_extractor(ctx).extract([(c.id, c.text) for c in chunks])
+            for result in results:
+                report.llm_calls += 1
+                report.prompt_tokens += result.prompt_tokens
+                report.completion_tokens += result.completion_tokens
+                report.count("llm_dropped", result.dropped)
+        else:
+            results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
         self._redirect(ctx, results)
         return results
 

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 def make_step(name: str, **parameters: Any) -> EnrichStep:
     """The step `name` with its defaults overridden by `parameters` (unknown names are an error)."""
     cls = ENRICH_STEPS.get(name)
-    known = {f for f in cls.__dataclass_fields__}
+    known = {name for name, f in cls.__dataclass_fields__.items() if f.init}
     unknown = set(parameters) - known
     if unknown:
         raise NeoweaveError(f"enrich step '{name}' has no parameter {sorted(unknown)}; its parameters: "
@@ -57,8 +57,8 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
     log.info("enrich %s (%s): %d chunks to process", step.name, signature, len(pending))
     bar = tqdm(total=len(pending), desc=f"enrich {step.name} ({step.method})", unit="chunk",
                disable=not progress or not pending)
-    for start in range(0, len(pending), step.batch_size):
-        ids = pending[start:start + step.batch_size]
+    for start in range(0, len(pending), step.chunks_per_unit):
+        ids = pending[start:start + step.chunks_per_unit]
         chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
                   for r in store.run("chunks_by_ids", {"ids": ids})]
         with timed(report, "extract_seconds"):

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.parameters import parse_parameter
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
@@ -146,27 +147,7 @@ class Strategy:
     @classmethod
     def parse_parameter(cls, text: str) -> tuple[str, Any]:
         """'n_links=2' -> ('n_links', 2), typed like the parameter's default (command-line overrides)."""
-        name, sep, raw = text.partition("=")
-        name = name.strip().replace("-", "_")
-        fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("store", "embedder")}
-        if not sep or name not in fields:
-            raise NeoweaveError(f"strategy '{cls.name}': bad parameter {text!r}; expected NAME=VALUE with NAME one "
-                                f"of {sorted(fields)}")
-        default = fields[name].default
-        raw = raw.strip()
-        try:
-            if isinstance(default, bool):
-                if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(raw)
-                return name, raw.lower() in ("true", "1", "yes")
-            if isinstance(default, int):
-                return name, int(raw)
-            if isinstance(default, float):
-                return name, float(raw)
-        except ValueError:
-            raise NeoweaveError(f"strategy '{cls.name}': parameter {name} takes a {type(default).__name__}, "
-                                f"got {raw!r}") from None
-        return name, raw
+        return parse_parameter(cls, text, what=f"strategy '{cls.name}'", skip=("store", "embedder"))
 
     def with_overrides(self, **overrides: Any) -> Strategy:
         known = set(self.parameters())

@@ -78,7 +78,7 @@ class KGRetriever(Strategy):
             items += self._fact_chunks(facts, embedding, {item.chunk_id for item in items}, trace)
         if facts:
             with cost.timed("embed"):
-                counts = self.embedder.token_counter()([fact.text() for fact in facts])
+                counts = self.embedder.count_tokens([fact.text() for fact in facts])
             for fact, count in zip(facts, counts, strict=True):
                 fact.token_count = count
         result.facts = facts
@@ -89,13 +89,13 @@ class KGRetriever(Strategy):
         """entity id -> link score (1.0 for a name in the question, the cosine for an embedding match)."""
         seeds: dict[str, float] = {entity.id: 1.0 for entity in link_entities(self.store, question, trace.statements)}
         words = set(normalize(question).split())
-        trace.statements.append("fulltext_search")
-        for hit in self.store.fulltext_search("entity_name", question, 10):
-            names = [hit.properties.get("name") or "", *(hit.properties.get("aliases") or [])]
-            for name in names:
+        query = self.store.fulltext_query(question)
+        hits = self._run(trace, "kg_entity_fulltext", {"query": query, "k": 10}) if query else []
+        for hit in hits:
+            for name in [hit["name"] or "", *(hit["aliases"] or [])]:
                 name_words = normalize(name).split()
                 if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
-                    seeds.setdefault(hit.id, 1.0)
+                    seeds.setdefault(hit["id"], 1.0)
                     break
         if self.entity_k:
             rows = self._run(trace, "kg_entity_vector_search", {"k": self.entity_k, "embedding": embedding})

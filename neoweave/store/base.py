@@ -172,6 +172,12 @@ class GraphStore(ABC):
         return [Hit(r["id"], float(r["score"]), tuple(r["labels"]), strip_vectors(r["properties"]))
                 for r in rows]
 
+    def fulltext_query(self, text: str) -> str | None:
+        """The backend's any-word query for the plain words of `text` (None when it has none), for statements
+        that search a full-text index with `{{fulltext_nodes ...}}`."""
+        terms = fulltext_terms(text)
+        return self._fulltext_query(terms) if terms else None
+
     def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
         """Neighbours to ask the index for: more than k when a filter will drop some."""
         return k * oversample if filtered else k
