@@ -113,6 +113,10 @@ class EnrichStep:
     def model_name(self, ctx: StepContext) -> str:
         return ""
 
+    def chunk_signature(self, signature: str, extracted: Any) -> str:
+        """What one chunk records; a step marks chunks it could not do fully so the next run retries them."""
+        return signature
+
     # the three parts ------------------------------------------------------------------------------
     def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> Any:
         raise NotImplementedError

@@ -66,8 +66,10 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
         with timed(report, "write_seconds"), store.unit() as unit:
             step.forget(unit, [c.id for c in chunks])
             step.write(unit, extracted, ctx, report)
-            unit.run("mark_chunks_enriched", {"rows": [{"id": c.id, "prefix": step.prefix, "signature": signature}
-                                                       for c in chunks]})
+            by_chunk = {getattr(item, "chunk_id", None): item for item in extracted}
+            unit.run("mark_chunks_enriched", {"rows": [
+                {"id": c.id, "prefix": step.prefix, "signature": step.chunk_signature(signature, by_chunk.get(c.id))}
+                for c in chunks]})
         report.chunks += len(chunks)
         report.batches += 1
         bar.update(len(ids))

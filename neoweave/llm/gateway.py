@@ -53,6 +53,7 @@ def estimate_tokens(text: str) -> int:
 class ChatResult:
     text: str
     call: LLMCall
+    pending_cache_key: str | None = None  # set when the caller decides whether the answer is worth caching
 
 
 @dataclass
@@ -109,13 +110,15 @@ class LLMGateway:
 
     # -- structured output -----------------------------------------------------------------------
     def structured(self, messages: list[dict[str, Any]], response_model: type[T], *, stage: str = "default",
-                   max_tokens: int | None = None, cache: bool = True) -> StructuredResult[T]:
+                   max_tokens: int | None = None, cache: bool = True, mode: StructuredMode | None = None
+                   ) -> StructuredResult[T]:
         """A `response_model` instance parsed from the model's answer.
 
-        Uses the server's schema mode when it has one, repairs common JSON breakage, and re-asks once with
-        the validation error. A result that still fails comes back with `error` set (and is recorded).
+        Uses the server's schema mode when it has one (or `mode` for this call: 'prompt' asks for JSON in
+        words only, with no grammar), repairs common JSON breakage, and re-asks once with the validation
+        error. A result that still fails comes back with `error` set (and is recorded).
         """
-        mode = self.structured_output
+        mode = mode or self.structured_output
         request = list(messages)
         if mode != "json_schema":
             request = self._with_instruction(request, response_model)
@@ -132,13 +135,13 @@ class LLMGateway:
         result: StructuredResult[T] = StructuredResult(None, "")
         for attempt in range(2):
             try:
-                reply = self._complete(request, params, stage=stage, cache=cache)
+                reply = self._complete(request, params, stage=stage, cache=cache, defer_cache_write=True)
             except LLMError as exc:
                 if attempt == 0 and "response_format" in params and _rejects_format(exc):
                     log.warning("%s rejected response_format; falling back to schema-in-prompt", self.endpoint)
                     self.structured_output = "prompt"
                     return self.structured(messages, response_model, stage=stage, max_tokens=max_tokens,
-                                           cache=cache)
+                                           cache=cache, mode="prompt")
                 result.error = str(exc)
                 return result
             result.calls.append(reply.call)
@@ -146,6 +149,7 @@ class LLMGateway:
             try:
                 result.value = parse_structured(reply.text, response_model)
                 result.error = None
+                self._cache_write(reply)  # only valid answers are cached: a failure is asked again next time
                 return result
             except StructuredOutputError as exc:
                 result.error = str(exc)
@@ -164,8 +168,13 @@ class LLMGateway:
         return [{"role": "system", "content": instruction}, *messages]
 
     # -- the one path every request takes ---------------------------------------------------------
+    def _cache_write(self, reply: ChatResult) -> None:
+        if reply.pending_cache_key is not None and self.database is not None:
+            self.database.put_response(reply.pending_cache_key, self.model,
+                                       {"text": reply.text, "tokens": reply.call.total_tokens})
+
     def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any], *, stage: str,
-                  cache: bool) -> ChatResult:
+                  cache: bool, defer_cache_write: bool = False) -> ChatResult:
         key = cache_key(self.model, messages, params) if cache and self.database is not None else None
         if key is not None:
             hit = self.database.get_response(key)  # type: ignore[union-attr]
@@ -211,10 +220,10 @@ class LLMGateway:
             call.completion_tokens = estimate_tokens(text)
             call.tokens_estimated = True
         self.ledger.record(call)
-        if key is not None:
-            self.database.put_response(key, self.model,  # type: ignore[union-attr]
-                                       {"text": text, "tokens": call.total_tokens})
-        return ChatResult(text, call)
+        result = ChatResult(text, call, key)
+        if not defer_cache_write:
+            self._cache_write(result)
+        return result
 
 
 def _describe(exc: BaseException | None) -> str:
