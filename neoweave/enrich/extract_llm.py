@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
@@ -26,8 +26,8 @@ from neoweave.errors import NeoweaveError
 from neoweave.ingest.documents import link_context
 
 PROMPT_VERSION = 1
-MAX_ENTITIES = 20
-MAX_RELATIONS = 20
+MAX_ENTITIES = 15
+MAX_RELATIONS = 15
 _RELATION_TYPE = re.compile(r"[^a-z0-9]+")
 
 SYSTEM_PROMPT = """You extract a knowledge graph from one passage of text.
@@ -35,12 +35,13 @@ List the specific entities the passage names (people, organizations, places, eve
 code objects such as functions, classes and modules, and important concepts) and the relations the passage
 states between them.
 - Entity name: as written in the passage (the fullest form used). Type: one of {types}.
-- Entity description: one short sentence from what the passage says about it.
+- Entity description: a few words from what the passage says about it.
 - Relation: source and target are entity names from your list; type is a short verb phrase in snake_case
   (born_in, directed, part_of, returns); description says how they are related in the passage; strength is
   1 (weak, implied) to 10 (explicit and central).
 - Only what the passage states. At most {max_entities} entities and {max_relations} relations.
-Answer with JSON only."""
+Answer with one compact JSON object on a single line, no indentation:
+{{"entities": [...], "relations": [...]}}"""
 
 
 def _bounded(default: Any = ..., **bounds: int) -> Any:
@@ -52,8 +53,8 @@ def _bounded(default: Any = ..., **bounds: int) -> Any:
 class _Relation(BaseModel):
     source: str = _bounded(maxLength=80)
     target: str = _bounded(maxLength=80)
-    type: str = _bounded(maxLength=40)
-    description: str = _bounded("", maxLength=200)
+    type: str = _bounded("related_to", maxLength=40)
+    description: str = _bounded("", maxLength=160)
     strength: int = Field(5, ge=1, le=10)
 
 
@@ -67,8 +68,8 @@ def response_model(types: tuple[str, ...]) -> type[BaseModel]:
     grammar llama.cpp derives from it stops a small model that would otherwise list entities until the token
     cap (seen with the 0.5B: 90+ entities, then a truncated answer)."""
     entity = create_model("Entity", name=(str, _bounded(maxLength=80)),
-                          type=(Literal[tuple(types)], ...),  # type: ignore[valid-type]
-                          description=(str, _bounded("", maxLength=200)))
+                          type=(str, _bounded("concept", enum=list(types))),
+                          description=(str, _bounded("", maxLength=160)))
     return create_model("ChunkGraph", __validators__={"_bare_list": model_validator(mode="before")(_bare_list)},
                         entities=(list[entity], _bounded(maxItems=MAX_ENTITIES)),  # type: ignore[valid-type]
                         relations=(list[_Relation], _bounded([], maxItems=MAX_RELATIONS)))
@@ -80,7 +81,7 @@ class LLMExtractor:
 
     llm: Any  # neoweave.llm.LLMGateway
     entity_types: tuple[str, ...] = DEFAULT_TYPES
-    max_tokens: int = 768
+    max_tokens: int = 512
     grammar: bool = False
     """Send the schema as the server's grammar (`response_format`). Off by default: llama-cpp-python's server
     samples ~5x slower under a grammar (measured: 100 tokens in 11-17 s against 2.6-5 s, Qwen 0.5B, 2 cores),
@@ -128,6 +129,23 @@ class LLMExtractor:
                 results[index] = fallback
         return results
 
+    @staticmethod
+    def _endpoint(name: str, text: str, words: set[str], by_name: dict[str, Mention],
+                  result: ChunkExtraction) -> Mention | None:
+        """A relation end: a listed entity, or a name the passage contains that the model forgot to list
+        (small models often do); anything else is not grounded."""
+        key = normalize(name)
+        if key in by_name:
+            return by_name[key]
+        if not key or not all(word in words for word in key.split()):
+            return None
+        start = text.find(name)
+        mention = result.add_mention(Mention.of(
+            name, "concept", context=link_context(text, start, start + len(name), 12) if start >= 0 else ""))
+        if mention is not None:
+            by_name[key] = mention
+        return mention
+
     def _convert(self, graph: Any, text: str, result: ChunkExtraction) -> None:
         """Grounded mentions and relations from the model's answer."""
         words = set(normalize(text).split())
@@ -140,12 +158,16 @@ class LLMExtractor:
                 continue
             start = text.find(name)
             context = link_context(text, start, start + len(name), 12) if start >= 0 else ""
-            mention = result.add_mention(Mention.of(name, entity.type, context=context,
+            entity_type = entity.type.strip().lower()
+            if entity_type not in self.entity_types:
+                entity_type = "concept"  # free-running models invent types; the grammar would have refused
+            mention = result.add_mention(Mention.of(name, entity_type, context=context,
                                                     description=entity.description))
             if mention is not None:
                 by_name[normalize(name)] = mention
         for relation in graph.relations[:MAX_RELATIONS]:
-            source, target = by_name.get(normalize(relation.source)), by_name.get(normalize(relation.target))
+            source, target = (self._endpoint(relation.source, text, words, by_name, result),
+                              self._endpoint(relation.target, text, words, by_name, result))
             if source is None or target is None or source.id == target.id:
                 result.dropped += 1
                 continue

@@ -54,8 +54,8 @@ class KnowledgeGraphStep(EnrichStep):
     entity_types: tuple[str, ...] = DEFAULT_TYPES
     """llm: the entity types the model may use (the thesis let it choose; a fixed list keeps types comparable
     and becomes part of the JSON grammar)."""
-    llm_max_tokens: int = 768
-    """llm: completion cap per chunk (a passage rarely needs more than 20 entities and 20 relations)."""
+    llm_max_tokens: int = 512
+    """llm: completion cap per chunk; a small model that keeps listing is cut here and its JSON closed."""
     llm_grammar: bool = False
     """llm: also send the JSON schema as a grammar (always parses; ~5x slower sampling in llama-cpp-python)."""
     _llm_extractor: LLMExtractor | None = field(default=None, init=False, repr=False, compare=False)
