@@ -152,3 +152,38 @@ def test_a_killed_ingest_leaves_no_half_document_and_reruns_to_completion(tmp_pa
     orphans = store.query("MATCH (c:Chunk) WHERE NOT ()-[:HAS_CHUNK]->(c) RETURN count(c) AS n")
     assert orphans == [{"n": 0}]
     store.close()
+
+
+def test_a_killed_enrich_resumes_without_duplicates(tmp_path, data_dir):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(stdlib_corpus(60))
+    assert _cli(data_dir, "ingest", str(corpus)).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), "enrich", "kg",
+                             "--batch-size", "8", "--no-progress"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    store = _store(data_dir)
+    signed = "MATCH (c:Chunk) WHERE any(s IN coalesce(c.enriched, []) WHERE s STARTS WITH 'kg@') RETURN count(c) AS n"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not store.query(signed)[0]["n"]:
+        time.sleep(0.05)
+    assert proc.poll() is None, "enrich finished before it could be interrupted"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    total = store.counts().nodes["Chunk"]
+    done = store.query(signed)[0]["n"]
+    assert 0 < done < total
+    # a unit is whole: no chunk holds mentions without the signature written with them
+    unsigned = store.query("MATCH (c:Chunk)-[:MENTIONS]->() WHERE NOT any(s IN coalesce(c.enriched, []) "
+                           "WHERE s STARTS WITH 'kg@') RETURN count(DISTINCT c) AS n")
+    assert unsigned == [{"n": 0}]
+
+    rerun = _cli(data_dir, "enrich", "kg", "--json")
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["chunks"] == total - done
+    assert store.query(signed)[0]["n"] == total
+    dupes = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, m.origin_id AS o, count(*) AS n "
+                        "WHERE n > 1 RETURN count(*) AS n")
+    assert dupes == [{"n": 0}]
+    store.close()
