@@ -52,6 +52,7 @@ def test_answers_are_grounded_in_the_text():
     assert next(m for m in result.mentions if m.key == "ed wood").context.startswith("Ed Wood is a 1994")
     # a bare list (small models do that) is read as the entity list
     assert len(schema.model_validate([{"name": "Ed Wood", "type": "work"}]).entities) == 1
+    assert schema.model_validate({"entities": ["Ed Wood"]}).entities[0].type == "concept"
 
 
 def _ingest(store, embedder, tmp_path, records):
@@ -77,7 +78,7 @@ def test_a_chunk_the_model_fails_falls_back_to_fast_and_says_so(falkordb_store, 
     related = falkordb_store.query("MATCH (:Entity {key: 'tim burton'})-[r:RELATED]->(:Entity {key: 'ed wood'}) "
                                    "RETURN r.type AS type, r.method AS method")
     assert {"type": "directed", "method": "llm"} in related
-    assert report.signature.startswith("kg@1:llm:scripted/p1/")
+    assert report.signature.startswith("kg@2:llm:scripted/p1/")
     # the failed chunk is asked again by the next run (its fast fallback replaced when the model succeeds)
     again = run("kg", falkordb_store, embedder=embedder, llm=ScriptedGateway([good]), method="llm", progress=False)
     assert again.chunks == 1 and again.counters.get("llm_fallbacks", 0) == 0

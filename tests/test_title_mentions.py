@@ -28,7 +28,7 @@ def test_titles_are_found_case_sensitively_longest_first():
         "Shirley Temple starred in Kiss and Tell. She met the Beatles' manager. Kiss me, said the kiss and tell "
         "girl. Tasks are scheduled by asyncio, and Tasks run concurrently.")}
     # lowercase one-word titles ('asyncio', but also modules like 'string' or 'time') are too ambiguous
-    assert set(found) == {"kiss and tell", "the beatles", "tasks"}
+    assert set(found) == {"kiss and tell", "beatles", "tasks"}
     assert found["kiss and tell"].group == "name" and found["kiss and tell"].name == "Kiss and Tell"
     assert found["kiss and tell"].context.startswith("Shirley Temple starred in Kiss and Tell")
     assert found["tasks"].count == 1  # the sentence-initial 'Tasks' is not a mention of the section
@@ -44,10 +44,10 @@ def test_known_names_and_generic_titles_add_nothing():
 
 
 RECORDS = [
-    {"id": "r1", "title": "Hollow Pines Almanac",
-     "text": "The hollow Pines almanac is not this. Critics said the Hollow Pines Almanac was the best book of 1951."},
+    {"id": "r1", "title": "Gone to the Lake",
+     "text": "Gone to the Lake is a novel of 1951. Critics said Gone to the Lake was the best book of the year."},
     {"id": "r2", "title": "Orrin Vale",
-     "text": "Orrin Vale was a writer from Maine. He wrote the Hollow Pines Almanac after the war."},
+     "text": "Orrin Vale was a writer from Maine. He said that Gone to the Lake was his best book."},
 ]
 
 
@@ -71,10 +71,10 @@ def test_title_mentions_become_homes_and_inferred_links_incrementally(falkordb_s
     report = run("kg", store, embedder=embedder, progress=False)
     assert report.chunks == 1  # only the new document is extracted
     # r2 was extracted before the title existed: the new title is looked for in its text
-    assert ("r2", "name:hollow pines almanac") in _title_mentions(store)
+    assert ("r2", "name:gone to the lake") in _title_mentions(store)  # spaCy reads only 'Lake' (a place)
     links = store.query("MATCH (s:Section)-[l:LINKS_TO {method: 'inferred'}]->(t:Section) "
                         "RETURN s.doc_id AS source, t.doc_id AS target, l.text AS text")
-    assert {"source": "r2", "target": "r1", "text": "Hollow Pines Almanac"} in links
+    assert {"source": "r2", "target": "r1", "text": "Gone to the Lake"} in links
     assert report.counters["title_mentions"] >= 1
     again = run("kg", store, embedder=embedder, progress=False)
     assert again.chunks == 0 and again.counters.get("title_mentions", 0) == 0

@@ -59,8 +59,12 @@ class _Relation(BaseModel):
 
 
 def _bare_list(cls: type, data: Any) -> Any:
-    """Small models sometimes answer with just the entity list."""
-    return {"entities": data} if isinstance(data, list) else data
+    """Small models sometimes answer with just the entity list, or list entities as bare names."""
+    if isinstance(data, list):
+        data = {"entities": data}
+    if isinstance(data, dict) and isinstance(data.get("entities"), list):
+        data = {**data, "entities": [{"name": e} if isinstance(e, str) else e for e in data["entities"]]}
+    return data
 
 
 def response_model(types: tuple[str, ...]) -> type[BaseModel]:

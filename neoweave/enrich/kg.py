@@ -33,7 +33,7 @@ ENTITY_EMBED_CHARS = 160
 @dataclass
 class KnowledgeGraphStep(EnrichStep):
     name: ClassVar[str] = "kg"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: keys drop a leading 'the' (chunks extracted by version 1 are redone)
 
     noun_phrases: bool = True
     """fast: keep noun phrases as concept entities (FastGraphRAG)."""

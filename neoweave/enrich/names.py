@@ -60,12 +60,15 @@ def compatible(group_a: str, group_b: str) -> bool:
 
 
 def normalize(name: str) -> str:
-    """Case, accents, possessives, punctuation and spacing removed: 'Lothair II's' -> 'lothair ii'."""
+    """Case, accents, possessives, punctuation, spacing and a leading 'the' removed: 'Lothair II's' ->
+    'lothair ii', 'The Beatles' -> 'beatles'."""
     text = unicodedata.normalize("NFKC", name).strip()
     text = _POSSESSIVE.sub("", text)
     text = _PUNCT.sub(" ", text.lower())
-    text = text.strip(" .-/")
-    return _SPACES.sub(" ", text)
+    text = _SPACES.sub(" ", text.strip(" .-/"))
+    if text.startswith("the ") and len(text) > 4:
+        text = text[4:]  # 'The United Nations' (NER spans often include it) = 'United Nations' (the title)
+    return text
 
 
 def singular(word: str) -> str:

@@ -4,8 +4,8 @@ Rules, in order (the first that applies decides; a pair once unmerged by a user 
 - `same-name`: equal keys in compatible type groups ("Demon Dice" tagged ORG and WORK_OF_ART);
 - `honorific`: a leading title word dropped ("King Lothair II" -> "Lothair II");
 - `acronym`: an acronym that is the initials of exactly one compatible multi-word name ("IBM");
-- `partial-name`: a one-word person name that is the last name of exactly one full person name mentioned
-  in the same document ("Derrickson" -> "Scott Derrickson");
+- `partial-name`: a one-word person name that is the last name of exactly one full person name sharing a
+  document with it ("Derrickson" -> "Scott Derrickson");
 - `embedding`: names of one type group sharing a word, whose name + description embeddings have cosine
   at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II" never merge).
 The entity with more mentions survives; it keeps the other's names as aliases. `EntityMerge` nodes record
@@ -119,11 +119,11 @@ def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | Non
         for c in candidates:
             if c.group != "person" or " " in c.key or len(c.key) < 4 or c.key in STOPWORDS:
                 continue
-            fits = by_last.get(c.key, [])
-            if len(fits) == 1:
-                mine, theirs = documents.get(c.id, set()), documents.get(fits[0].id, set())
-                if mine and mine & theirs:
-                    proposals.append(Proposal(fits[0].id, c.id, "partial-name", len(mine & theirs) / len(mine)))
+            mine = documents.get(c.id, set())
+            fits = [f for f in by_last.get(c.key, []) if mine & documents.get(f.id, set())]
+            if len(fits) == 1:  # 'Obama' beside 'Barack Obama' (not Michelle Obama, named elsewhere)
+                shared = mine & documents.get(fits[0].id, set())
+                proposals.append(Proposal(fits[0].id, c.id, "partial-name", len(shared) / len(mine)))
     if embeddings:
         proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank)
     return proposals

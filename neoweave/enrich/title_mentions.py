@@ -102,9 +102,9 @@ class Gazetteer:
 
     @staticmethod
     def _case_matches(surface: str, titles: frozenset[str]) -> bool:
-        """Exactly a title's text, or with its leading article in lower case ('the Beatles')."""
+        """Exactly a title's text, without its leading 'The', or with its article in lower case ('the Beatles')."""
         surface = " ".join(surface.split())
-        if surface in titles:
+        if surface in titles or any(_ARTICLE.sub("", t) == surface for t in titles if t.startswith("The ")):
             return True
         return any(_ARTICLE.match(t) and surface[:1].lower() == t[:1].lower() and surface[1:] == t[1:]
                    for t in titles)
