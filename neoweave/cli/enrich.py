@@ -57,5 +57,9 @@ def enrich(
     console.print(table)
     console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write {report.write_seconds:.1f}, "
                   f"graph-wide phases {report.finish_seconds:.1f}); {report.chunks_per_second:.1f} chunks/s")
+    if report.phase_seconds:
+        console.print("graph-wide phases: " + ", ".join(f"{name} {seconds:.1f} s"
+                                                        for name, seconds in report.phase_seconds.items()),
+                      highlight=False)
     for failure in report.failures[:10]:
         console.print(f"[yellow]fell back to fast[/yellow] {failure}", highlight=False)

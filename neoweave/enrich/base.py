@@ -50,6 +50,8 @@ class EnrichReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     failures: list[str] = field(default_factory=list)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each graph-wide phase (title mentions, embeddings, resolution, homes, links)."""
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + amount
@@ -143,9 +145,13 @@ def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
 
 @contextmanager
 def timed(report: EnrichReport, attribute: str) -> Iterator[None]:
-    """Add the block's wall time to one of the report's second counters."""
+    """Add the block's wall time to one of the report's second counters (or to `phase_seconds[name]`)."""
     started = time.perf_counter()
     try:
         yield
     finally:
-        setattr(report, attribute, getattr(report, attribute) + time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        if hasattr(report, attribute):
+            setattr(report, attribute, getattr(report, attribute) + elapsed)
+        else:
+            report.phase_seconds[attribute] = round(report.phase_seconds.get(attribute, 0.0) + elapsed, 3)
