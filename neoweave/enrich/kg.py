@@ -33,6 +33,7 @@ ENTITY_EMBED_CHARS = 160
 @dataclass
 class KnowledgeGraphStep(EnrichStep):
     name: ClassVar[str] = "kg"
+    vector_labels: ClassVar[tuple[str, ...]] = ("Chunk", "Entity")
     version: ClassVar[int] = 2  # 2: keys drop a leading 'the' (chunks extracted by version 1 are redone)
 
     noun_phrases: bool = True

@@ -194,6 +194,8 @@ class Ingestor:
         wrote = report.documents_new + report.documents_changed
         links = self.writer.resolve_links(retry_unresolved=wrote > 0)
         self._add_links(report, links)
+        if report.documents_changed:  # rewritten chunks and forgotten entity facts (see refresh_vector_indexes)
+            self.store.refresh_vector_indexes(("Chunk", "Entity"))
         report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
         report.seconds = time.perf_counter() - started
         return report

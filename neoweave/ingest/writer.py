@@ -203,4 +203,5 @@ class GraphWriter:
             unit.run("delete_document_chunks", {"doc_ids": doc_ids})
             unit.run("delete_document_sections", {"doc_ids": doc_ids})
             unit.run("delete_document_nodes", {"doc_ids": doc_ids})
+        self.store.refresh_vector_indexes(("Chunk", "Entity"))
         return self.resolve_links()

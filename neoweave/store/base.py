@@ -235,6 +235,11 @@ class GraphStore(ABC):
         return created
 
     # -- inspection ------------------------------------------------------------------------------
+    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
+        """Make the vector indexes of `labels` exact again after bulk property updates (names of those
+        rebuilt). Nothing to do on Neo4j; FalkorDB overrides it."""
+        return []
+
     def counts(self) -> Counts:
         nodes = {r["label"]: int(r["count"]) for r in self.run("count_nodes_by_label")}
         rels = {r["type"]: int(r["count"]) for r in self.run("count_relationships_by_type")}

