@@ -179,3 +179,20 @@ def test_vector_search_stays_exact_after_enrichment_updates_every_chunk(falkordb
         exact = [rows[i]["id"] for i in np.argsort(-(matrix @ query))[:10]]
         found = [r["chunk_id"] for r in falkordb_store.run("chunk_vector_search", {"k": 10, "embedding": list(query)})]
         assert len(found) == 10 and len(set(found) & set(exact)) >= 9, (found, exact)
+
+
+def test_forgetting_a_chunk_clears_descriptions_read_from_it(falkordb_store):
+    store = falkordb_store
+    store.query("CREATE (:Chunk {id: 'c1'})-[:MENTIONS {origin_id: 'person:ada', count: 1}]->"
+                "(:Entity {id: 'person:ada', key: 'ada', description: 'from c1', description_chunk: 'c1'})"
+                "<-[:MENTIONS {origin_id: 'person:ada', count: 1, context: 'Ada in c2'}]-(:Chunk {id: 'c2'}), "
+                "(:Chunk {id: 'c3'})-[:MENTIONS {origin_id: 'person:bob', count: 1}]->(:Entity {id: 'person:bob'})",
+                write=True)
+    with store.unit() as unit:
+        unit.run("kg_forget_descriptions", {"chunk_ids": ["c1", "c3"]})
+        unit.run("kg_forget_mentions", {"chunk_ids": ["c1", "c3"]})
+    rows = store.query("MATCH (e:Entity) RETURN e.id AS id, e.description AS d, e.description_chunk AS dc")
+    assert rows == [{"id": "person:ada", "d": None, "dc": None}]  # bob had no other mention: gone
+    store.run("kg_refresh_entities", write=True)
+    assert store.query("MATCH (e:Entity) RETURN e.description AS d, e.mention_count AS n") == [
+        {"d": "Ada in c2", "n": 1}]

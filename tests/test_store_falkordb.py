@@ -195,6 +195,7 @@ EXAMPLES = {
     "kg_forget_relations": {"chunk_ids": ["c1"]},
     "kg_forget_inferred_links": {"chunk_ids": ["c1"]},
     "kg_forget_mentions": {"chunk_ids": ["c1"]},
+    "kg_forget_descriptions": {"chunk_ids": ["c1"]},
     "kg_mark_sections_pending": {"chunk_ids": ["c1"]},
     "kg_mark_entity_sections_pending": {"entity_ids": ["code:asyncio"]},
     "kg_refresh_entities": {},
@@ -252,7 +253,8 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "kg_mark_entity_sections_pending", "kg_refresh_entities", "set_entity_embeddings", "kg_set_homes",
           "kg_remove_homes", "kg_replace_inferred_links", "kg_create_inferred_links", "kg_clear_sections_pending",
           "entity_merge_record", "entity_merge_mentions", "entity_merge_relations_out", "entity_merge_relations_in",
-          "entity_merge_finish", "entity_unmerge", "kg_mark_chunks_titles_scanned", "kg_mark_sections_titles_scanned"}
+          "entity_merge_finish", "entity_unmerge", "kg_forget_descriptions", "kg_mark_chunks_titles_scanned",
+          "kg_mark_sections_titles_scanned"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

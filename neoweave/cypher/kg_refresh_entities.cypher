@@ -1,11 +1,9 @@
 // After a run: mention counts (for inverse-frequency weighting) and descriptions refilled from a remaining
-// mention's context where the describing chunk was forgotten. Only entities whose count changed are
-// written: a write to a vector-indexed node is costly on FalkorDB (it re-inserts the vector).
+// mention's context where the describing chunk was forgotten.
 MATCH (e:Entity)
 OPTIONAL MATCH (e)<-[m:MENTIONS]-(c:Chunk)
 WITH e, sum(m.count) AS mentions, min(c.id) AS first_chunk
-FOREACH (_ IN CASE WHEN coalesce(e.mention_count, -1) <> mentions THEN [1] ELSE [] END |
-  SET e.mention_count = mentions)
+SET e.mention_count = mentions
 WITH e, first_chunk
 WHERE e.description IS NULL AND first_chunk IS NOT NULL
 MATCH (e)<-[m:MENTIONS]-(:Chunk {id: first_chunk})

@@ -121,6 +121,7 @@ class KnowledgeGraphStep(EnrichStep):
     def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
         unit.run("kg_forget_relations", {"chunk_ids": chunk_ids})
         unit.run("kg_forget_inferred_links", {"chunk_ids": chunk_ids})
+        unit.run("kg_forget_descriptions", {"chunk_ids": chunk_ids})
         unit.run("kg_forget_mentions", {"chunk_ids": chunk_ids})
 
     def write(self, unit: WriteUnit, extracted: list[ChunkExtraction], ctx: StepContext,
