@@ -7,8 +7,10 @@ derivations can always be found, replaced and forgotten by its chunk id.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from neoweave.enrich.names import entity_id, entity_key, group_of
+from neoweave.store.base import WriteUnit
 
 MAX_DESCRIPTION = 300
 
@@ -83,3 +85,36 @@ class ChunkExtraction:
                 existing.weight += relation.weight
                 return
         self.relations.append(relation)
+
+
+def redirect(results: list[ChunkExtraction], survivors: dict[str, str]) -> None:
+    """Point mentions and relations at the entities resolution merged their ids into (`final_survivors`)."""
+    for result in results:
+        for mention in result.mentions:
+            mention.target_id = survivors.get(mention.id, mention.id)
+        for relation in result.relations:
+            relation.source = survivors.get(relation.source, relation.source)
+            relation.target = survivors.get(relation.target, relation.target)
+
+
+def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str, now: str) -> tuple[int, int]:
+    """Queue the entities, MENTIONS and RELATED evidence of extractions; (mentions, relations) queued."""
+    entities: dict[str, dict[str, Any]] = {}
+    mentions: list[dict[str, Any]] = []
+    relations: list[dict[str, Any]] = []
+    for result in results:
+        for mention in result.mentions:
+            target = mention.target_id or mention.id
+            entities.setdefault(target, {"id": target, "key": mention.key, "name": mention.name,
+                                         "type": mention.type, "description": mention.description or None,
+                                         "description_chunk": result.chunk_id, "method": result.method})
+            mentions.append({"chunk_id": result.chunk_id, "entity_id": target, "origin_id": mention.id,
+                             "count": mention.count, "name": mention.name, "context": mention.context,
+                             "method": result.method})
+        relations += [{"source_id": r.source, "target_id": r.target, "type": r.type, "chunk_id": result.chunk_id,
+                       "weight": float(r.weight), "description": r.description, "method": result.method}
+                      for r in result.relations if r.source != r.target]
+    unit.run_batches("kg_upsert_entities", list(entities.values()), {"source": source, "now": now})
+    unit.run_batches("kg_create_mentions", mentions, {"source": source, "now": now})
+    unit.run_batches("kg_add_relations", relations, {"now": now})
+    return len(mentions), len(relations)

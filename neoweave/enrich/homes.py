@@ -124,8 +124,7 @@ def update_inferred_links(store: GraphStore, report: EnrichReport, *, max_links:
                           "chunk_id": row["chunk_id"]})
         with store.unit() as unit:
             unit.run("kg_replace_inferred_links", {"section_ids": section_ids})
-            for start in range(0, len(links), store.batch_size):
-                unit.run("kg_create_inferred_links", {"rows": links[start:start + store.batch_size], "now": now})
+            unit.run_batches("kg_create_inferred_links", links, {"now": now})
             unit.run("kg_clear_sections_pending", {"section_ids": section_ids})
         report.count("inferred_links", len(links))
         report.count("sections_relinked", len(section_ids))

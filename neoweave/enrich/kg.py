@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from tqdm import tqdm
 
@@ -20,7 +20,7 @@ from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, timed
 from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.extraction import ChunkExtraction
+from neoweave.enrich.extraction import ChunkExtraction, queue_writes, redirect
 from neoweave.enrich.names import DEFAULT_TYPES
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
@@ -98,19 +98,8 @@ class KnowledgeGraphStep(EnrichStep):
                 report.count("llm_dropped", result.dropped)
         else:
             results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
-        self._redirect(ctx, results)
+        redirect(results, resolution.final_survivors(ctx.store, sorted({m.id for r in results for m in r.mentions})))
         return results
-
-    def _redirect(self, ctx: StepContext, results: list[ChunkExtraction]) -> None:
-        """Ids that resolution merged into another entity are written to the survivor."""
-        ids = sorted({m.id for r in results for m in r.mentions})
-        redirects = resolution.final_survivors(ctx.store, ids)
-        for result in results:
-            for mention in result.mentions:
-                mention.target_id = redirects.get(mention.id, mention.id)
-            for relation in result.relations:
-                relation.source = redirects.get(relation.source, relation.source)
-                relation.target = redirects.get(relation.target, relation.target)
 
     def chunk_signature(self, signature: str, extracted: ChunkExtraction | None) -> str:
         """A chunk the LLM failed on (fast fallback written) is marked, so the next llm run asks again (the
@@ -126,40 +115,17 @@ class KnowledgeGraphStep(EnrichStep):
 
     def write(self, unit: WriteUnit, extracted: list[ChunkExtraction], ctx: StepContext,
               report: EnrichReport) -> None:
-        now = now_iso()
-        source = f"{self.prefix}{self.version}:{self.method}"
-        entities: dict[str, dict[str, Any]] = {}
-        mentions: list[dict[str, Any]] = []
-        relations: list[dict[str, Any]] = []
         for result in extracted:
-            for mention in result.mentions:
-                target = mention.target_id or mention.id
-                entities.setdefault(target, {"id": target, "key": mention.key, "name": mention.name,
-                                             "type": mention.type, "description": mention.description or None,
-                                             "description_chunk": result.chunk_id, "method": result.method})
-                mentions.append({"chunk_id": result.chunk_id, "entity_id": target, "origin_id": mention.id,
-                                 "count": mention.count, "name": mention.name, "context": mention.context,
-                                 "method": result.method})
-            for relation in result.relations:
-                if relation.source == relation.target:
-                    continue
-                relations.append({"source_id": relation.source, "target_id": relation.target, "type": relation.type,
-                                  "chunk_id": result.chunk_id, "weight": float(relation.weight),
-                                  "description": relation.description, "method": result.method})
             if result.error:
                 report.count("llm_fallbacks")
                 report.failures.append(f"{result.chunk_id}: {result.error}")
-        batch = unit.store.batch_size
-        for rows, name, extra in ((list(entities.values()), "kg_upsert_entities", {"source": source, "now": now}),
-                                  (mentions, "kg_create_mentions", {"source": source, "now": now}),
-                                  (relations, "kg_add_relations", {"now": now})):
-            for start in range(0, len(rows), batch):
-                unit.run(name, {"rows": rows[start:start + batch], **extra})
+        mentions, relations = queue_writes(unit, extracted, source=f"{self.prefix}{self.version}:{self.method}",
+                                           now=now_iso())
         chunk_ids = [r.chunk_id for r in extracted]
         unit.run("kg_mark_sections_pending", {"chunk_ids": chunk_ids})
         unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": chunk_ids, "scanned": False})
-        report.count("mentions", len(mentions))
-        report.count("relation_evidence", len(relations))
+        report.count("mentions", mentions)
+        report.count("relation_evidence", relations)
 
     # graph-wide phases -----------------------------------------------------------------------------
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:

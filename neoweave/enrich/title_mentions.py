@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from neoweave.enrich import resolution
 from neoweave.enrich.base import EnrichReport
-from neoweave.enrich.extraction import Mention
+from neoweave.enrich.extraction import ChunkExtraction, Mention, queue_writes, redirect
 from neoweave.enrich.homes import TitleIndex, homes_for
 from neoweave.enrich.names import normalize
 from neoweave.ingest.documents import link_context
@@ -145,33 +145,18 @@ def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scan
         if not rows:
             break
         after = rows[-1]["id"]
-        entities: dict[str, dict] = {}
-        mentions: list[dict] = []
+        found: list[ChunkExtraction] = []
         for row in rows:
             known = {origin.split(":", 1)[1] for origin in row["origin_ids"] or [] if ":" in origin}
-            for mention in gazetteer.find(row["text"] or "", known) if gazetteer else []:
-                entities.setdefault(mention.id, {"id": mention.id, "key": mention.key, "name": mention.name,
-                                                 "type": mention.type, "description": mention.description,
-                                                 "description_chunk": row["id"], "method": "fast"})
-                mentions.append({"chunk_id": row["id"], "entity_id": mention.id, "origin_id": mention.id,
-                                 "count": mention.count, "name": mention.name, "context": mention.context,
-                                 "method": "fast"})
-        redirects = resolution.final_survivors(store, sorted(entities))
-        for mention in mentions:
-            mention["entity_id"] = redirects.get(mention["origin_id"], mention["origin_id"])
-        for entity_id, target in redirects.items():
-            if entity_id in entities and target != entity_id:
-                entities[target] = {**entities.pop(entity_id), "id": target}
+            mentions = gazetteer.find(row["text"] or "", known) if gazetteer else []
+            if mentions:
+                found.append(ChunkExtraction(row["id"], "fast", mentions))
+        redirect(found, resolution.final_survivors(store, sorted({m.id for r in found for m in r.mentions})))
         with store.unit() as unit:
-            for start in range(0, len(entities), store.batch_size):
-                unit.run("kg_upsert_entities", {"rows": list(entities.values())[start:start + store.batch_size],
-                                                "source": source, "now": now})
-            for start in range(0, len(mentions), store.batch_size):
-                unit.run("kg_create_mentions", {"rows": mentions[start:start + store.batch_size], "source": source,
-                                                "now": now})
+            count, _ = queue_writes(unit, found, source=source, now=now)
             if not scanned:
                 unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": [row["id"] for row in rows], "scanned": True})
-            unit.run("kg_mark_sections_pending", {"chunk_ids": sorted({m["chunk_id"] for m in mentions})})
-        report.count("title_mentions", len(mentions))
+            unit.run("kg_mark_sections_pending", {"chunk_ids": [result.chunk_id for result in found]})
+        report.count("title_mentions", count)
         bar.update(len(rows))
     bar.close()

@@ -172,8 +172,7 @@ class GraphWriter:
                                         if unresolved else None})
         with self.store.unit() as unit:
             unit.run("delete_document_authored_links", {"doc_ids": doc_ids})
-            for start in range(0, len(link_rows), self.store.batch_size):
-                unit.run("create_links", {"rows": link_rows[start:start + self.store.batch_size]})
+            unit.run_batches("create_links", link_rows)
             if unresolved_rows:
                 unit.run("set_unresolved_links", {"rows": unresolved_rows})
             unit.run("finish_link_resolution", {"rows": [

@@ -89,6 +89,11 @@ class WriteUnit:
         self.store.statements_run.append(name)
         self.queued.append((statement.text, params))
 
+    def run_batches(self, name: str, rows: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None) -> None:
+        """Queue an `UNWIND $rows` statement once per batch of `store.batch_size` rows."""
+        for batch in batched(rows, self.store.batch_size):
+            self.run(name, {**(params or {}), "rows": batch})
+
 
 class GraphStore(ABC):
     """Run named statements, batched writes and index searches against one graph.
