@@ -117,6 +117,10 @@ class EnrichStep:
     def model_name(self, ctx: StepContext) -> str:
         return ""
 
+    def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
+        """The vector-indexed labels this run wrote to (their FalkorDB indexes are rebuilt); none for a no-op."""
+        return self.vector_labels if report.chunks else ()
+
     def chunk_signature(self, signature: str, extracted: Any) -> str:
         """What one chunk records; a step marks chunks it could not do fully so the next run retries them."""
         return signature

@@ -101,6 +101,13 @@ class KnowledgeGraphStep(EnrichStep):
         redirect(results, resolution.final_survivors(ctx.store, sorted({m.id for r in results for m in r.mentions})))
         return results
 
+    def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
+        """Chunks when extracted; entities whenever mentions, merges or embeddings changed them."""
+        if report.chunks or report.counters.get("chunks_title_scanned"):
+            return self.vector_labels
+        entity_writes = ("title_mentions", "entities_embedded", "merges")
+        return ("Entity",) if any(report.counters.get(name) for name in entity_writes) else ()
+
     def chunk_signature(self, signature: str, extracted: ChunkExtraction | None) -> str:
         """A chunk the LLM failed on (fast fallback written) is marked, so the next llm run asks again (the
         failed answer was not cached; a transient failure recovers, a persistent one keeps the fallback)."""

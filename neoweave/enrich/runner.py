@@ -77,8 +77,8 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
     if finish:
         with timed(report, "finish_seconds"):
             step.finish(ctx, report)
-    if report.chunks or finish:
+    if touched := step.touched_vector_labels(report):
         with timed(report, "vector_index_refresh"):
-            store.refresh_vector_indexes(step.vector_labels)
+            store.refresh_vector_indexes(touched)
     report.seconds = time.perf_counter() - started
     return report

@@ -156,6 +156,7 @@ def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scan
             count, _ = queue_writes(unit, found, source=source, now=now)
             if not scanned:
                 unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": [row["id"] for row in rows], "scanned": True})
+                report.count("chunks_title_scanned", len(rows))
             unit.run("kg_mark_sections_pending", {"chunk_ids": [result.chunk_id for result in found]})
         report.count("title_mentions", count)
         bar.update(len(rows))
