@@ -151,13 +151,19 @@ def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
 
 @contextmanager
 def timed(report: EnrichReport, attribute: str) -> Iterator[None]:
-    """Add the block's wall time to one of the report's second counters (or to `phase_seconds[name]`)."""
+    """Add the block's wall time to one of the report's second counters."""
     started = time.perf_counter()
     try:
         yield
     finally:
-        elapsed = time.perf_counter() - started
-        if hasattr(report, attribute):
-            setattr(report, attribute, getattr(report, attribute) + elapsed)
-        else:
-            report.phase_seconds[attribute] = round(report.phase_seconds.get(attribute, 0.0) + elapsed, 3)
+        setattr(report, attribute, getattr(report, attribute) + time.perf_counter() - started)
+
+
+@contextmanager
+def phase(report: EnrichReport, name: str) -> Iterator[None]:
+    """Add the block's wall time to `report.phase_seconds[name]` (a graph-wide phase)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.phase_seconds[name] = round(report.phase_seconds.get(name, 0.0) + time.perf_counter() - started, 3)

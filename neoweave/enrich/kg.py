@@ -17,7 +17,7 @@ from typing import ClassVar
 from tqdm import tqdm
 
 from neoweave.enrich import homes, resolution, title_mentions
-from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, timed
+from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extract_llm import LLMExtractor
 from neoweave.enrich.extraction import ChunkExtraction, queue_writes, redirect
@@ -137,25 +137,25 @@ class KnowledgeGraphStep(EnrichStep):
     # graph-wide phases -----------------------------------------------------------------------------
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
-        with timed(report, "title_index"):
+        with phase(report, "title_index"):
             index = homes.title_index(store)
         if self.title_mentions:
-            with timed(report, "title_mentions"):
+            with phase(report, "title_mentions"):
                 title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
                                                      source=f"{self.prefix}{self.version}:titles",
                                                      progress=ctx.progress)
-        with timed(report, "entity_embeddings"):
+        with phase(report, "entity_embeddings"):
             store.run("kg_refresh_entities", write=True)
             embed_entities(ctx, report)
         if self.resolve:
-            with timed(report, "resolution"):
+            with phase(report, "resolution"):
                 resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
                 store.run("kg_refresh_entities", write=True)
-            with timed(report, "entity_embeddings"):
+            with phase(report, "entity_embeddings"):
                 embed_entities(ctx, report)
-        with timed(report, "homes"):
+        with phase(report, "homes"):
             homes.update_homes(store, report, index)
-        with timed(report, "inferred_links"):
+        with phase(report, "inferred_links"):
             homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
         counts = store.counts()
         report.counters["entities"] = counts.nodes.get("Entity", 0)

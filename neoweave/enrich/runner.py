@@ -8,7 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, timed
+from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase, timed
 from neoweave.errors import NeoweaveError
 from neoweave.registry import ENRICH_STEPS
 from neoweave.store.base import GraphStore
@@ -78,7 +78,7 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
         with timed(report, "finish_seconds"):
             step.finish(ctx, report)
     if touched := step.touched_vector_labels(report):
-        with timed(report, "vector_index_refresh"):
+        with phase(report, "vector_index_refresh"):
             store.refresh_vector_indexes(touched)
     report.seconds = time.perf_counter() - started
     return report

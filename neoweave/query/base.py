@@ -168,6 +168,12 @@ class Strategy:
     def validate(self) -> None:
         """Reject parameter values that make no sense, naming the parameter."""
 
+    def _at_least(self, minimum: int, *names: str) -> None:
+        """Every named integer parameter is >= minimum, else an error naming it."""
+        for name in names:
+            if getattr(self, name) < minimum:
+                raise NeoweaveError(f"{self.name}: {name} must be >= {minimum}, got {getattr(self, name)}")
+
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         """The ordered context chunks; strategies that give other context (facts) add it to `result`."""
         raise NotImplementedError

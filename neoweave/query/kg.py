@@ -54,13 +54,9 @@ class KGRetriever(Strategy):
     """Source chunks of the top facts added to the context (the one closest to the question per fact)."""
 
     def validate(self) -> None:
-        if self.k < 0:
-            raise NeoweaveError(f"kg: k must be >= 0, got {self.k}")
+        self._at_least(0, "k", "entity_k", "per_entity", "beam", "max_facts", "fact_chunks")
         if self.hops not in (0, 1, 2):
             raise NeoweaveError(f"kg: hops must be 0, 1 or 2, got {self.hops}")
-        for name in ("entity_k", "per_entity", "beam", "max_facts", "fact_chunks"):
-            if getattr(self, name) < 0:
-                raise NeoweaveError(f"kg: {name} must be >= 0, got {getattr(self, name)}")
         if not 0 <= self.hop_decay <= 1:
             raise NeoweaveError(f"kg: hop_decay must be in [0, 1], got {self.hop_decay}")
 

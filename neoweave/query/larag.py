@@ -47,13 +47,10 @@ class LARAG(Strategy):
     Off by default (not in the paper); 2 measured best on HotpotQA. Needs `neoweave enrich kg`."""
 
     def validate(self) -> None:
-        if self.k < 1:
-            raise NeoweaveError(f"larag: k must be >= 1, got {self.k}")
+        self._at_least(1, "k")
+        self._at_least(0, "n_links", "depth", "top_m", "entity_seeds")
         if self.links not in LINK_KINDS:
             raise NeoweaveError(f"larag: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
-        for name in ("n_links", "depth", "top_m", "entity_seeds"):
-            if getattr(self, name) < 0:
-                raise NeoweaveError(f"larag: {name} must be >= 0, got {getattr(self, name)}")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         query_embedding, items = self._seed(question, self.k, trace, cost)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 
 
@@ -17,8 +16,7 @@ class NaiveRAG(Strategy):
     """Chunks retrieved (LARAG's baseline uses 5; the thesis used 10)."""
 
     def validate(self) -> None:
-        if self.k < 1:
-            raise NeoweaveError(f"naive: k must be >= 1, got {self.k}")
+        self._at_least(1, "k")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         return self._seed(question, self.k, trace, cost)[1]
