@@ -117,3 +117,12 @@ def stdlib_corpus(count: int) -> str:
         lines.append(json.dumps({"id": f"stdlib/{name}", "title": name, "text": text}) + "\n")
     assert len(lines) == count
     return "".join(lines)
+
+
+def ingest_records(store, embedder, path: Path, records: list[dict]) -> Path:
+    """Write `records` as JSONL at `path` and ingest the file into `store` (no progress bars)."""
+    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+    return path

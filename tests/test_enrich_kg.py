@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.extract_fast import FastExtractor
@@ -168,8 +169,7 @@ def test_vector_search_stays_exact_after_enrichment_updates_every_chunk(falkordb
     records = [{"id": f"v{i}", "title": f"Topic {i}", "text": f"Record {i} is about subject number {i} and "
                 f"{['rivers', 'kings', 'music', 'code', 'films'][i % 5]} in {['Paris', 'Oslo', 'Rome'][i % 3]}."}
                for i in range(60)]
-    path = _write(tmp_path, records)
-    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+    ingest_records(falkordb_store, embedder, tmp_path / "corpus.jsonl", records)
     run("kg", falkordb_store, embedder=embedder, progress=False)
     run("kg", falkordb_store, embedder=embedder, progress=False, method="fast", noun_phrases=False)  # redo all
     import numpy as np

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
+from conftest import ingest_records
+
 from neoweave.config import load_settings
 from neoweave.enrich import run
 from neoweave.enrich.extract_llm import LLMExtractor, response_model
 from neoweave.enrich.extraction import ChunkExtraction
 from neoweave.enrich.names import DEFAULT_TYPES
-from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.llm import create_gateway
 from neoweave.llm.gateway import StructuredResult
 from neoweave.llm.ledger import LLMCall
@@ -55,16 +56,10 @@ def test_answers_are_grounded_in_the_text():
     assert schema.model_validate({"entities": ["Ed Wood"]}).entities[0].type == "concept"
 
 
-def _ingest(store, embedder, tmp_path, records):
-    path = tmp_path / "r.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
-
-
 def test_a_chunk_the_model_fails_falls_back_to_fast_and_says_so(falkordb_store, embedder, tmp_path):
     records = [{"id": "a", "title": "Ed Wood", "text": TEXT},
                {"id": "b", "title": "Tim Burton", "text": "Tim Burton is a director."}]
-    _ingest(falkordb_store, embedder, tmp_path, records)
+    ingest_records(falkordb_store, embedder, tmp_path / "r.jsonl", records)
     good = {"entities": [{"name": "Ed Wood", "type": "work"}, {"name": "Tim Burton", "type": "person"}],
             "relations": [{"source": "Tim Burton", "target": "Ed Wood", "type": "directed"}]}
     report = run("kg", falkordb_store, embedder=embedder, llm=ScriptedGateway([good, None]), method="llm",
@@ -87,7 +82,7 @@ def test_a_chunk_the_model_fails_falls_back_to_fast_and_says_so(falkordb_store, 
 
 
 def test_llm_method_with_the_local_model(falkordb_store, embedder, tmp_path, llm_data_dir, model_dir):
-    _ingest(falkordb_store, embedder, tmp_path, [{"id": "a", "title": "Ed Wood", "text": TEXT}])
+    ingest_records(falkordb_store, embedder, tmp_path / "r.jsonl", [{"id": "a", "title": "Ed Wood", "text": TEXT}])
     llm_settings = {"model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": llm_settings})
     llm = create_gateway(settings)

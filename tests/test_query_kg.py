@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.errors import NeoweaveError
-from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.query import strategy
 from neoweave.query.prompts import get_prompt, render
 
@@ -24,9 +22,7 @@ RECORDS = [
 
 @pytest.fixture
 def enriched(falkordb_store, embedder, tmp_path):
-    path = tmp_path / "kg.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
-    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+    ingest_records(falkordb_store, embedder, tmp_path / "kg.jsonl", RECORDS)
     run("kg", falkordb_store, embedder=embedder, progress=False)
     return falkordb_store
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.homes import TitleIndex
 from neoweave.enrich.names import title_variants
 from neoweave.enrich.title_mentions import Gazetteer
-from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 
 
 def _gazetteer(*titles: str) -> Gazetteer:
@@ -51,11 +49,6 @@ RECORDS = [
 ]
 
 
-def _ingest(store, embedder, path: Path, records: list[dict]) -> None:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
-
-
 def _title_mentions(store) -> set[tuple[str, str]]:
     rows = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WHERE m.source ENDS WITH ':titles' "
                        "RETURN c.doc_id AS doc, m.origin_id AS origin")
@@ -64,10 +57,10 @@ def _title_mentions(store) -> set[tuple[str, str]]:
 
 def test_title_mentions_become_homes_and_inferred_links_incrementally(falkordb_store, embedder, tmp_path):
     store = falkordb_store
-    _ingest(store, embedder, tmp_path / "a.jsonl", RECORDS[1:])
+    ingest_records(store, embedder, tmp_path / "a.jsonl", RECORDS[1:])
     run("kg", store, embedder=embedder, progress=False)
     assert _title_mentions(store) == set()  # no title of the corpus yet names anything in r2's text
-    _ingest(store, embedder, tmp_path / "b.jsonl", RECORDS)
+    ingest_records(store, embedder, tmp_path / "b.jsonl", RECORDS)
     report = run("kg", store, embedder=embedder, progress=False)
     assert report.chunks == 1  # only the new document is extracted
     # r2 was extracted before the title existed: the new title is looked for in its text
