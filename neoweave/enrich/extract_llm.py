@@ -7,8 +7,8 @@ the output always parses, at a large speed cost there). The gateway repairs comm
 once with the validation error. No worked example in the prompt: the 0.5B copied it. Output is grounded: an
 entity none of whose words occur in the chunk is dropped (small models invent), relations must join two kept
 entities. A chunk that still fails falls back to the fast extractor, and its `ChunkExtraction` says so
-(`method = fast`, `error`), so nothing is silently lost and the chunk can be retried with `--method llm` after
-the signature changes.
+(`method = fast`, `error`), so nothing is silently lost; its chunk signature carries `+fallback`, so the next
+`--method llm` run retries it automatically.
 """
 
 from __future__ import annotations
