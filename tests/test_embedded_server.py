@@ -93,6 +93,28 @@ def test_sigkilled_server_is_restarted_and_acknowledged_writes_survive(server):
     fresh.close()
 
 
+def test_a_server_replaying_a_slow_write_unit_is_not_pinged_to_death(server):
+    """FalkorDB yields to the event loop while replaying a MULTI/EXEC block from the append-only file; a PING
+    arriving then killed the server (Redis asserts `!server.in_exec`) on every restart."""
+    store = FalkorDBStore(server=server, graph="replay")
+    store.query("CREATE (:Probe {n: 0})", write=True)
+    pipe = store._db.connection.pipeline(transaction=True)  # what `store.unit()` sends, with a slow statement
+    pipe.execute_command("GRAPH.QUERY", "replay", "UNWIND range(1, 2000000) AS i WITH count(i) AS n "
+                                                  "CREATE (:Probe {n: n})")
+    pipe.execute_command("GRAPH.QUERY", "replay", "CREATE (:Probe {n: 1})")
+    pipe.execute()
+    pid = server.pid()
+    os.kill(pid, signal.SIGKILL)
+    _wait_dead(pid)
+    restarted = EmbeddedFalkorDB(server.paths.data_dir)
+    restarted.ensure_running()
+    fresh = FalkorDBStore(server=restarted, graph="replay")
+    assert fresh.query("MATCH (p:Probe) RETURN count(p) AS n")[0]["n"] == 3
+    assert "in_exec" not in server.paths.log_file.read_text(errors="replace")
+    store.close()
+    fresh.close()
+
+
 def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
     # A server that loads a graph rebuilds its indexes in the background; until then FalkorDB's vector
     # procedure fails ("Invalid arguments"). The store waits for OPERATIONAL indexes when it connects.

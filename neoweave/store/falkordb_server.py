@@ -4,6 +4,11 @@ The server is `redis-server` with the FalkorDB module, both shipped in the PyPI 
 It listens only on a private unix socket inside the data directory (no TCP port), persists every write to
 an append-only file, and outlives the command that started it so the next command reuses it. A lock file
 serialises concurrent starts; a stale pid file or socket left by a killed server is cleaned up.
+
+No command is sent to a server before its log says it has loaded its data. While replaying the append-only
+file, FalkorDB yields to the event loop inside a replayed MULTI/EXEC block, and a client command arriving
+then (even PING) trips Redis's `!server.in_exec` assertion: the server dies, and dies again on every restart
+that is pinged while loading. So readiness is read from the log, and only then confirmed with PING.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from neoweave.processes import pid_alive
 log = logging.getLogger(__name__)
 
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
+_LOG_TAIL_BYTES = 1 << 20
+_STARTING = b"Redis is starting"
+_READY = b"Ready to accept connections"
 
 
 @dataclass(frozen=True)
@@ -91,13 +99,30 @@ def _ping(socket: Path, timeout: float = 1.0) -> bool:
         client.close()
 
 
+def _log_says_ready(log_file: Path) -> bool:
+    """Whether the server's latest start (in its log) has finished loading and accepts commands.
+
+    A missing log (never started here, or deleted) falls back to PING alone.
+    """
+    try:
+        with open(log_file, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES))
+            tail = handle.read()
+    except FileNotFoundError:
+        return True
+    start = tail.rfind(_STARTING)
+    return tail.find(_READY, max(start, 0)) >= 0 if start >= 0 else _READY in tail
+
+
 class EmbeddedFalkorDB:
     """Lifecycle of the private FalkorDB server of one data directory."""
 
-    def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0) -> None:
+    def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0,
+                 load_timeout: float = 1800.0) -> None:
         self.paths = server_paths(Path(data_dir))
         self.appendfsync = appendfsync
         self.start_timeout = start_timeout
+        self.load_timeout = load_timeout
 
     @property
     def socket_path(self) -> str:
@@ -108,13 +133,13 @@ class EmbeddedFalkorDB:
         return pid if pid is not None and pid_alive(pid) else None
 
     def is_running(self) -> bool:
-        return self.pid() is not None and _ping(self.paths.socket)
+        return self.pid() is not None and _log_says_ready(self.paths.log_file) and _ping(self.paths.socket)
 
     @contextlib.contextmanager
     def _lock(self):
         self.paths.data_dir.mkdir(parents=True, exist_ok=True)
         with open(self.paths.lock_file, "a+") as handle:
-            deadline = time.monotonic() + self.start_timeout
+            deadline = time.monotonic() + self.start_timeout + self.load_timeout
             while True:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -123,7 +148,7 @@ class EmbeddedFalkorDB:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
                         raise StoreUnavailable(
                             f"another process holds {self.paths.lock_file} and did not finish starting "
-                            f"the server within {self.start_timeout:.0f}s"
+                            f"the server within {self.start_timeout + self.load_timeout:.0f}s"
                         ) from exc
                     time.sleep(0.05)
             try:
@@ -143,8 +168,8 @@ class EmbeddedFalkorDB:
                 return self.socket_path
             pid = self.pid()
             if pid is not None:
-                # Alive but not answering: give it a moment (it may be loading a large AOF).
-                if self._wait_ready(pid, self.start_timeout):
+                # Alive but not answering: it may be loading a large append-only file.
+                if self._wait_ready(pid):
                     return self.socket_path
                 raise StoreUnavailable(
                     f"FalkorDB server pid {pid} for {self.paths.data_dir} is running but not answering "
@@ -187,27 +212,39 @@ class EmbeddedFalkorDB:
                 f"could not start FalkorDB: {(result.stderr or result.stdout).strip()[:300]}",
                 hint=f"see {self.paths.log_file}",
             )
+        pid = None
         deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
+        while pid is None and time.monotonic() < deadline:  # the daemon writes its pid file
             pid = _read_pid(self.paths.pid_file)
-            if pid is not None and _ping(self.paths.socket, timeout=0.5):
-                log.info("FalkorDB ready (pid %s, socket %s)", pid, self.paths.socket)
-                return
-            if pid is not None and not pid_alive(pid):
-                break
-            time.sleep(0.05)
+            time.sleep(0.02)
+        if pid is not None and self._wait_ready(pid):
+            log.info("FalkorDB ready (pid %s, socket %s)", pid, self.paths.socket)
+            return
         tail = ""
         if self.paths.log_file.exists():
             tail = " | ".join(self.paths.log_file.read_text(errors="replace").strip().splitlines()[-3:])
-        raise StoreUnavailable(f"FalkorDB did not become ready within {self.start_timeout:.0f}s: {tail}",
-                               hint=f"see {self.paths.log_file}")
+        raise StoreUnavailable(f"FalkorDB did not become ready: {tail}", hint=f"see {self.paths.log_file}")
 
-    def _wait_ready(self, pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and pid_alive(pid):
-            if _ping(self.paths.socket, timeout=0.5):
+    def _wait_ready(self, pid: int) -> bool:
+        """Wait while the server loads its data (up to `load_timeout`), then for it to answer PING."""
+        started = time.monotonic()
+        loaded_at: float | None = None
+        announced = False
+        while pid_alive(pid):
+            now = time.monotonic()
+            if loaded_at is None and _log_says_ready(self.paths.log_file):
+                loaded_at = now
+            if loaded_at is None:
+                if now - started > self.load_timeout:
+                    return False
+                if not announced and now - started > 2:
+                    log.info("FalkorDB is loading the data in %s; waiting", self.paths.data_dir)
+                    announced = True
+            elif _ping(self.paths.socket, timeout=0.5):
                 return True
-            time.sleep(0.1)
+            elif now - loaded_at > self.start_timeout:
+                return False
+            time.sleep(0.05)
         return False
 
     def stop(self, timeout: float = 20.0) -> bool:
