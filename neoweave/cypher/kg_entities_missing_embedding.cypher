@@ -1,6 +1,6 @@
-// Entities whose name + description has not been embedded yet (new, or description changed).
+// Entities not embedded yet (new, or their description changed).
 // @param limit: INTEGER  batch size
 MATCH (e:Entity)
 WHERE e.embedding IS NULL
-RETURN e.id AS id, e.name AS name, e.description AS description
+RETURN e.id AS id, e.name AS name, e.description AS description, e.method AS method
 LIMIT $limit

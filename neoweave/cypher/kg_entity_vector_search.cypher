@@ -1,4 +1,4 @@
-// kg retriever: the entities whose embeddings (name + description) are closest to the question.
+// kg retriever: the entities whose embeddings (names; LLM entities with description) are closest to the question.
 // @param k: INTEGER  entities returned
 // @param embedding: VECTOR  question embedding (L2-normalised)
 {{vector_nodes entity_embedding $k $embedding}}

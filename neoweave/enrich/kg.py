@@ -1,11 +1,11 @@
 """The `kg` enrich step: entities and relations from chunks, resolution, homes, inferred links.
 
-Per batch of chunks: extract (fast: spaCy; the llm method is the next increment), redirect entity ids that
+Per batch of chunks: extract (fast: spaCy; llm: the gateway's structured output), redirect entity ids that
 resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the chunks' signature in one
 unit. Then graph-wide phases, each resumable by itself: title mentions (the corpus's titles found in chunk
-text), entity descriptions and mention counts, entity embeddings (name + description), resolution (recorded,
-undoable merges), homes (DESCRIBED_BY from titles and API anchors) and inferred links for every section marked
-pending.
+text), entity descriptions and mention counts, entity embeddings (names; LLM entities with their description),
+resolution (recorded, undoable merges), homes (DESCRIBED_BY from titles and API anchors) and inferred links for
+every section marked pending.
 """
 
 from __future__ import annotations
@@ -163,16 +163,20 @@ class KnowledgeGraphStep(EnrichStep):
         report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
 
 
-def entity_text(entity_id: str, name: str, description: str | None) -> str:
-    """What an entity's embedding encodes: name and description; concepts (noun phrases, the bulk of the fast
-    method's entities, whose description is just a sentence around them) by name alone, ~5x cheaper."""
-    if not description or entity_id.startswith("concept:"):
+def entity_text(method: str | None, name: str, description: str | None) -> str:
+    """What an entity's embedding encodes: the name, plus the description when an LLM wrote one.
+
+    The fast method's "description" is just the sentence of a first mention: embedding it made vectors
+    about that sentence rather than the entity, and cost ~3.5x the time of names alone (the bulk of
+    `enrich kg`). Names alone link questions to entities as well, and resolution compares names anyway.
+    """
+    if method != "llm" or not description:
         return name
     return f"{name}: {description}"[:ENTITY_EMBED_CHARS]
 
 
 def embed_entities(ctx: StepContext, report: EnrichReport, *, batch: int = 512) -> None:
-    """Embed `name: description` of every entity without an embedding (resumable: done ones are skipped)."""
+    """Embed every entity without an embedding (see `entity_text`; resumable: done ones are skipped)."""
     if ctx.embedder is None:
         raise NeoweaveError("enrich kg needs the embedding model for entity embeddings")
     bar = tqdm(desc="entity embeddings", unit="entity", disable=not ctx.progress)
@@ -180,7 +184,7 @@ def embed_entities(ctx: StepContext, report: EnrichReport, *, batch: int = 512) 
         rows = ctx.store.run("kg_entities_missing_embedding", {"limit": batch})
         if not rows:
             break
-        texts = [entity_text(r["id"], r["name"], r["description"]) for r in rows]
+        texts = [entity_text(r["method"], r["name"], r["description"]) for r in rows]
         vectors = ctx.embedder.embed(texts)
         ctx.store.run("set_entity_embeddings", {"rows": [{"id": r["id"], "embedding": v}
                                                          for r, v in zip(rows, vectors, strict=True)]}, write=True)

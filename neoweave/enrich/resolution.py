@@ -6,7 +6,7 @@ Rules, in order (the first that applies decides; a pair once unmerged by a user 
 - `acronym`: an acronym that is the initials of exactly one compatible multi-word name ("IBM");
 - `partial-name`: a one-word person name that is the last name of exactly one full person name sharing a
   document with it ("Derrickson" -> "Scott Derrickson");
-- `embedding`: names of one type group sharing a word, whose name + description embeddings have cosine
+- `embedding`: names of one type group sharing a word, whose entity embeddings (`kg.entity_text`) have cosine
   at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II" never merge).
 The entity with more mentions survives; it keeps the other's names as aliases. `EntityMerge` nodes record
 rule, score, surface forms and chunks; `unmerge` restores the absorbed entity and its mentions.

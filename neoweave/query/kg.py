@@ -2,7 +2,7 @@
 
 1. Link the question to entities three ways: word n-grams equal to an entity's normalised name (longest
    first), full-text hits over entity names and aliases whose words all occur in the question, and the
-   entities whose embeddings (name + description) are closest to the question.
+   entities whose embeddings (names; LLM entities with their description) are closest to the question.
 2. Take the linked entities' relations (`RELATED`, either direction), each entity's strongest
    `per_entity`, scored by the cosine between the question and the entity at the other end plus
    `weight_factor * ln(1 + weight)`; then the same from the `beam` best new entities (hop 2), decayed.
@@ -116,8 +116,8 @@ class KGRetriever(Strategy):
             for row in rows:
                 score = float(row["score"] or 0.0) * (self.hop_decay ** (hop - 1))
                 pair = frozenset((row["entity_id"], row["other_id"]))
-                if pair in facts and facts[pair].score >= score:
-                    continue
+                if pair in facts and (facts[pair].hop < hop or facts[pair].score >= score):
+                    continue  # a relation keeps the hop (and score) it was first reached at
                 outgoing = row["source_id"] == row["entity_id"]
                 ends = [(row["entity_id"], row["entity_name"]), (row["other_id"], row["other_name"])]
                 (source_id, source), (target_id, target) = ends if outgoing else ends[::-1]
