@@ -10,6 +10,8 @@ from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.extract_fast import FastExtractor
+from neoweave.enrich.extraction import Mention
+from neoweave.enrich.names import normalize
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
@@ -64,6 +66,18 @@ def test_fast_extraction_shape():
     assert lothair.context.startswith("Lothair II") and lothair.description.startswith("Lothair II was a king")
     assert all(r.type == "co_occurs" and r.weight >= 1 for r in result.relations)
     assert all(r.source < r.target for r in result.relations)  # undirected co-occurrence: one edge per pair
+
+
+def test_names_and_keys_never_have_surrounding_whitespace():
+    """Python docs REPL text ('asyncio\n>>> ...') made the key 'asyncio ', which crashed FalkorDB (FalkorDB#1340)."""
+    assert Mention.of("asyncio\n>>", "PERSON").key == "asyncio"
+    assert Mention.of("asyncio\n>>", "PERSON").name == "asyncio >>"
+    for text in ("The  Beatles\n", "- bar -", "\tx y ", "foo ."):
+        key = normalize(text)
+        assert key == key.strip() and "  " not in key
+    [result] = FastExtractor().extract([("c1", "You can experiment in the REPL:\n$ python -m asyncio\nasyncio\n>>> "
+                                                "import asyncio\n>>> await asyncio.sleep(10, result='hello')")])
+    assert all(m.key == m.key.strip() and m.name == m.name.strip() for m in result.mentions)
 
 
 def test_kg_builds_entities_relations_homes_and_inferred_links(graph, embedder):

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from neoweave.cypher import statement_names
-from neoweave.errors import ReadOnlyViolation, SchemaMismatch
+from neoweave.errors import NeoweaveError, ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
 from neoweave.store.base import looks_like_write
 
@@ -275,3 +275,16 @@ def test_every_statement_runs_on_falkordb(falkordb_store, name):
     assert isinstance(rows, list)
     if name in RETURNS_ROWS:
         assert rows, f"{name} returned no rows on a seeded graph"
+
+
+def test_ids_with_surrounding_whitespace_are_refused_before_they_reach_falkordb(falkordb_store):
+    """FalkorDB 4.16 segfaults enforcing a unique constraint on ' a' or 'a ' (FalkorDB#1340), on every retry;
+    such an id is refused with an error naming it, and the server keeps serving."""
+    falkordb_store.apply_schema("test-model", DIM)
+    pid = falkordb_store.server_pid()
+    for bad in (" lead", "trail ", "tab\t"):
+        with pytest.raises(NeoweaveError, match="surrounding whitespace"):
+            falkordb_store.run("upsert_documents", {"rows": [{"id": bad, "props": {"id": bad}}]}, write=True)
+        with pytest.raises(NeoweaveError, match="surrounding whitespace"), falkordb_store.unit() as unit:
+            unit.run("upsert_documents", {"rows": [{"id": bad, "props": {"id": bad, "title": "t"}}]})
+    assert falkordb_store.server_pid() == pid and falkordb_store.counts().nodes.get("Document", 0) == 0

@@ -38,7 +38,7 @@ class Mention:
         key = entity_key(name, group)
         if not key or len(key) < 2 or len(key) > 120:
             return None
-        return cls(name.strip(), entity_type.strip().lower(), group, key, 1, context,
+        return cls(" ".join(name.split()), entity_type.strip().lower(), group, key, 1, context,
                    description[:MAX_DESCRIPTION])
 
 

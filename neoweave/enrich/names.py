@@ -65,7 +65,7 @@ def normalize(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).strip()
     text = _POSSESSIVE.sub("", text)
     text = _PUNCT.sub(" ", text.lower())
-    text = _SPACES.sub(" ", text.strip(" .-/"))
+    text = _SPACES.sub(" ", text).strip(" .-/")  # never a key with surrounding whitespace (FalkorDB#1340)
     if text.startswith("the ") and len(text) > 4:
         text = text[4:]  # 'The United Nations' (NER spans often include it) = 'United Nations' (the title)
     return text

@@ -218,10 +218,10 @@ def parse_html(
         if element.parent is not None:
             element.unwrap()
 
-    section_tags = [tag for tag in root.find_all(_is_section) if tag.get("id")]
+    section_tags = [tag for tag in root.find_all(_is_section) if str(tag.get("id") or "").strip()]
     # Content before the first section (or a page with no sections at all) is a section of its own.
     units: list[tuple[Tag, str, int]] = [(root, "", 0)]
-    units += [(tag, str(tag["id"]), _section_level(tag, root)) for tag in section_tags]
+    units += [(tag, str(tag["id"]).strip(), _section_level(tag, root)) for tag in section_tags]
 
     sections: list[Section] = []
     offset = 0

