@@ -296,10 +296,6 @@ class FalkorDBStore(GraphStore):
         self._reset()
 
 
-def _bad_key(field: str, value: Any) -> bool:
-    return (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip()
-
-
 def check_keys(params: Mapping[str, Any]) -> None:
     """Refuse ids with leading or trailing whitespace before they reach FalkorDB.
 
@@ -308,13 +304,10 @@ def check_keys(params: Mapping[str, Any]) -> None:
     the value, so MERGE writes duplicates. neoweave's own ids never have it (sources strip them); this
     turns a value that slipped through into a clear error naming it, with nothing written.
     """
-    for name, value in params.items():
-        if _bad_key(name, value):
-            raise NeoweaveError(f"{name} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
+    fields = list(params.items())
+    for value in params.values():
         if isinstance(value, list):
-            for row in value:
-                if isinstance(row, Mapping):
-                    for field, item in row.items():
-                        if _bad_key(field, item):
-                            raise NeoweaveError(f"{field} {item!r} has surrounding whitespace; FalkorDB cannot "
-                                                f"store it as a key")
+            fields += [item for row in value if isinstance(row, Mapping) for item in row.items()]
+    for field, value in fields:
+        if (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip():
+            raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
