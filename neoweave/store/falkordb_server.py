@@ -102,7 +102,8 @@ def _ping(socket: Path, timeout: float = 1.0) -> bool:
 def _log_says_ready(log_file: Path) -> bool:
     """Whether the server's latest start (in its log) has finished loading and accepts commands.
 
-    A missing log (never started here, or deleted) falls back to PING alone.
+    A missing log (never started here, or deleted), or a start older than the log's last megabyte (a
+    long-running server; loading writes a few lines), falls back to PING alone.
     """
     try:
         with open(log_file, "rb") as handle:
@@ -111,7 +112,7 @@ def _log_says_ready(log_file: Path) -> bool:
     except FileNotFoundError:
         return True
     start = tail.rfind(_STARTING)
-    return tail.find(_READY, max(start, 0)) >= 0 if start >= 0 else _READY in tail
+    return start < 0 or tail.find(_READY, start) >= 0
 
 
 class EmbeddedFalkorDB:
