@@ -288,3 +288,29 @@ def test_ids_with_surrounding_whitespace_are_refused_before_they_reach_falkordb(
         with pytest.raises(NeoweaveError, match="surrounding whitespace"), falkordb_store.unit() as unit:
             unit.run("upsert_documents", {"rows": [{"id": bad, "props": {"id": bad, "title": "t"}}]})
     assert falkordb_store.server_pid() == pid and falkordb_store.counts().nodes.get("Document", 0) == 0
+
+
+def _per_row_scans(plan: list[str]) -> list[str]:
+    """Plan operations that scan a whole label (or every node) once per incoming row: a scan with a child."""
+    found = []
+    for line, following in zip(plan, plan[1:], strict=False):
+        indent = len(line) - len(line.lstrip())
+        if "Scan" in line and "Index" not in line and len(following) - len(following.lstrip()) > indent:
+            found.append(f"{line.strip()} <- {following.strip()}")
+    return found
+
+
+def test_no_statement_scans_a_label_per_row(falkordb_store):
+    """FalkorDB's planner starts a pattern at the node a WHERE filters, even when the other end is an indexed
+    lookup: `MATCH (s:Section {id: x})-[:HAS_CHUNK]->(c) WHERE NOT c.id IN $ids` scanned every chunk once per
+    section. Such plans cost graph-size time per row (they made the kg step's writes quadratic), so every
+    statement's plan is checked here."""
+    _seed(falkordb_store)
+    graph = falkordb_store._graph_handle()
+    offenders = {}
+    for name in sorted(EXAMPLES):
+        plan = graph.explain(falkordb_store.statement(name).text, EXAMPLES[name])
+        lines = plan.plan if hasattr(plan, "plan") else [str(step) for step in plan]
+        if scans := _per_row_scans(lines):
+            offenders[name] = scans
+    assert not offenders

@@ -4,5 +4,5 @@
 // @param chunk_ids: LIST  chunk ids
 UNWIND $chunk_ids AS chunk_id
 MATCH (:Chunk {id: chunk_id})-[:MENTIONS]->(e:Entity)
-WHERE e.description_chunk IN $chunk_ids
+WHERE e.description_chunk = chunk_id
 SET e.description = null, e.description_chunk = null, e.embedding = null

@@ -5,6 +5,7 @@
 // @param exclude_chunk_ids: LIST  chunks already in the context
 UNWIND $section_ids AS section_id
 MATCH (t:Section {id: section_id})-[:HAS_CHUNK]->(c:Chunk)
+WITH t, c
 WHERE NOT c.id IN $exclude_chunk_ids
 WITH t, c, {{cosine c.embedding $query_embedding}} AS score
 ORDER BY score DESC, c.order ASC

@@ -3,7 +3,8 @@
 UNWIND $rows AS row
 MATCH (s:Section {doc_id: row.doc_id})
 WHERE NOT s.id IN row.keep_section_ids
-MATCH (source:Section)-[:LINKS_TO]->(s)
-WHERE source.doc_id <> row.doc_id
-MATCH (d:Document {id: source.doc_id})
+MATCH (s)<-[:LINKS_TO]-(source:Section)
+WITH DISTINCT row, source.doc_id AS doc_id
+WHERE doc_id <> row.doc_id
+MATCH (d:Document {id: doc_id})
 SET d.links_pending = true
