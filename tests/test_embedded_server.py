@@ -1,6 +1,7 @@
 """The embedded FalkorDB server's lifecycle: start, reuse, stale state, SIGKILL and restart."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,6 +49,25 @@ def test_stale_pid_and_socket_are_cleaned_up(server):
     server.paths.socket.write_text("stale")
     server.ensure_running()
     assert server.is_running() and server.pid() != dead.pid
+
+
+def test_a_copied_data_dir_starts_its_own_server(server, tmp_path):
+    """`cp -r` of a live data directory copies the original server's pid file: the copy must not take that
+    server for its own (it serves the other directory), and the original keeps running."""
+    store = FalkorDBStore(server=server)
+    store.apply_schema("test-model", 4)
+    original = server.pid()
+    copy = tmp_path / "copy"
+    shutil.copytree(server.paths.data_dir, copy, ignore=shutil.ignore_patterns("*.sock"))
+    copied = EmbeddedFalkorDB(copy)
+    try:
+        assert copied.pid() is None
+        copied.ensure_running()
+        assert copied.pid() not in (None, original) and server.pid() == original
+        assert FalkorDBStore(server=copied).counts().nodes == store.counts().nodes
+    finally:
+        copied.stop()
+    store.close()
 
 
 def test_long_data_dir_gets_a_short_socket(tmp_path):

@@ -1,5 +1,6 @@
 """The GraphStore contract on a real FalkorDB server."""
 
+import itertools
 import math
 
 import pytest
@@ -293,7 +294,7 @@ def test_ids_with_surrounding_whitespace_are_refused_before_they_reach_falkordb(
 def _per_row_scans(plan: list[str]) -> list[str]:
     """Plan operations that scan a whole label (or every node) once per incoming row: a scan with a child."""
     found = []
-    for line, following in zip(plan, plan[1:], strict=False):
+    for line, following in itertools.pairwise(plan):
         indent = len(line) - len(line.lstrip())
         if "Scan" in line and "Index" not in line and len(following) - len(following.lstrip()) > indent:
             found.append(f"{line.strip()} <- {following.strip()}")

@@ -83,6 +83,20 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
+def _serves(pid: int, socket: Path) -> bool:
+    """Whether process `pid` is the server of `socket`, as far as its title shows (redis-server titles itself
+    `redis-server unixsocket:PATH`). A copied data directory holds the pid of the original's live server:
+    that server is not this directory's. Where the title cannot be read, the pid is trusted."""
+    try:
+        title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True
+    _, marker, rest = title.partition("unixsocket:")
+    if not marker or not rest.split():
+        return True
+    return os.path.realpath(rest.split()[0]) == os.path.realpath(socket)
+
+
 def _ping(socket: Path, timeout: float = 1.0) -> bool:
     import redis
 
@@ -131,7 +145,7 @@ class EmbeddedFalkorDB:
 
     def pid(self) -> int | None:
         pid = _read_pid(self.paths.pid_file)
-        return pid if pid is not None and pid_alive(pid) else None
+        return pid if pid is not None and pid_alive(pid) and _serves(pid, self.paths.socket) else None
 
     def is_running(self) -> bool:
         return self.pid() is not None and _log_says_ready(self.paths.log_file) and _ping(self.paths.socket)
