@@ -87,6 +87,10 @@ def test_kg_builds_entities_relations_homes_and_inferred_links(graph, embedder):
     lothair = _q(graph, "MATCH (e:Entity {key: 'lothair ii'}) RETURN e.aliases AS aliases, "
                         "e.embedding IS NOT NULL AS embedded, labels(e) AS labels")
     assert lothair and lothair[0]["embedded"] and "__Entity__" in lothair[0]["labels"]
+    # concepts and dates (fast method) get no vector: the full-text index over names reaches them
+    embedded = {(r["type"], r["embedded"]) for r in _q(graph, "MATCH (e:Entity) RETURN e.type AS type, "
+                                                              "e.embedding IS NOT NULL AS embedded")}
+    assert ("concept", False) in embedded and ("concept", True) not in embedded and ("date", True) not in embedded
     # "King Lothair II" is merged into "Lothair II" (honorific rule), recorded
     merges = graph.run("entity_merges", {"ids": [lothair_id]})
     assert any(m["rule"] == "honorific" and m["absorbed_id"].endswith(":king lothair ii") for m in merges)

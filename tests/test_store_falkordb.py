@@ -200,7 +200,7 @@ EXAMPLES = {
     "kg_mark_sections_pending": {"chunk_ids": ["c1"]},
     "kg_mark_entity_sections_pending": {"entity_ids": ["code:asyncio"]},
     "kg_refresh_entities": {},
-    "kg_entities_missing_embedding": {"limit": 10},
+    "kg_entities_missing_embedding": {"limit": 10, "unembedded_types": ["concept"]},
     "set_entity_embeddings": {"rows": [{"id": "code:asyncio", "embedding": _unit([1, 0, 0, 0])}]},
     "kg_entities_for_homes": {},
     "kg_section_titles": {},
