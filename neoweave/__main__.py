@@ -1,3 +1,4 @@
 from neoweave.cli import main
 
-main()
+if __name__ == "__main__":  # spawned worker processes import this module again
+    main()

@@ -215,3 +215,19 @@ def test_forgetting_a_chunk_clears_descriptions_read_from_it(falkordb_store):
     store.run("kg_refresh_entities", write=True)
     assert store.query("MATCH (e:Entity) RETURN e.description AS d, e.mention_count AS n") == [
         {"d": "Ada in c2", "n": 1}]
+
+
+def test_worker_processes_extract_exactly_what_one_process_does():
+    """The persistent spaCy pool (n_process > 1) splits a batch across workers and keeps the chunk order."""
+    from conftest import stdlib_corpus
+
+    chunks = [(record["id"], record["text"]) for record in map(json.loads, stdlib_corpus(40).splitlines())]
+    single = FastExtractor().extract(chunks)
+    pooled = FastExtractor(n_process=2)
+    try:
+        assert pooled.extract(chunks) == single
+        assert pooled._pool is not None  # 40 chunks went to the workers
+        assert pooled.extract(chunks[:3]) == single[:3]  # a small batch runs in-process
+    finally:
+        pooled.close()
+    assert [r.chunk_id for r in single] == [c[0] for c in chunks] and sum(len(r.mentions) for r in single) > 100

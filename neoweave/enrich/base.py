@@ -138,6 +138,9 @@ class EnrichStep:
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         """Graph-wide phases after the chunk batches (each resumable on its own)."""
 
+    def close(self) -> None:
+        """Release what the run held (worker processes); the runner calls it when the run ends."""
+
 
 def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
     """Every built-in step forgets what it derived from chunks (ingest calls this before deleting them)."""

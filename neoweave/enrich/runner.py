@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from tqdm import tqdm
@@ -57,22 +58,37 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
     log.info("enrich %s (%s): %d chunks to process", step.name, signature, len(pending))
     bar = tqdm(total=len(pending), desc=f"enrich {step.name} ({step.method})", unit="chunk",
                disable=not progress or not pending)
-    for start in range(0, len(pending), step.chunks_per_unit):
-        ids = pending[start:start + step.chunks_per_unit]
+    batches = [pending[start:start + step.chunks_per_unit] for start in range(0, len(pending), step.chunks_per_unit)]
+
+    def extract(ids: list[str]) -> tuple[list[ChunkRow], Any, float]:
         chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
                   for r in store.run("chunks_by_ids", {"ids": ids})]
-        with timed(report, "extract_seconds"):
-            extracted = step.extract(chunks, ctx, report)
-        with timed(report, "write_seconds"), store.unit() as unit:
-            step.forget(unit, [c.id for c in chunks])
-            step.write(unit, extracted, ctx, report)
-            by_chunk = {getattr(item, "chunk_id", None): item for item in extracted}
-            unit.run("mark_chunks_enriched", {"rows": [
-                {"id": c.id, "prefix": step.prefix, "signature": step.chunk_signature(signature, by_chunk.get(c.id))}
-                for c in chunks]})
-        report.chunks += len(chunks)
-        report.batches += 1
-        bar.update(len(ids))
+        began = time.perf_counter()
+        return chunks, step.extract(chunks, ctx, report), time.perf_counter() - began
+
+    # The next batch is extracted (spaCy workers, the LLM) while this one is written: the two wait on
+    # different processes. Units are still written one at a time, in order.
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"enrich-{step.name}") as prefetch:
+            upcoming = prefetch.submit(extract, batches[0]) if batches else None
+            for index in range(len(batches)):
+                chunks, extracted, seconds = upcoming.result()
+                report.extract_seconds += seconds
+                if index + 1 < len(batches):
+                    upcoming = prefetch.submit(extract, batches[index + 1])
+                with timed(report, "write_seconds"), store.unit() as unit:
+                    step.forget(unit, [c.id for c in chunks])
+                    step.write(unit, extracted, ctx, report)
+                    by_chunk = {getattr(item, "chunk_id", None): item for item in extracted}
+                    unit.run("mark_chunks_enriched", {"rows": [
+                        {"id": c.id, "prefix": step.prefix,
+                         "signature": step.chunk_signature(signature, by_chunk.get(c.id))}
+                        for c in chunks]})
+                report.chunks += len(chunks)
+                report.batches += 1
+                bar.update(len(chunks))
+    finally:
+        step.close()
     bar.close()
     if finish:
         with timed(report, "finish_seconds"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -68,6 +69,7 @@ class FalkorDBStore(GraphStore):
         self.index_wait_seconds = index_wait_seconds
         self._db: FalkorDB | None = None
         self._graph: Any = None
+        self._connect_lock = threading.Lock()  # the enrich runner reads from a second thread
 
     # -- connection ------------------------------------------------------------------------------
     def server_pid(self) -> int | None:
@@ -115,9 +117,10 @@ class FalkorDBStore(GraphStore):
             time.sleep(0.1)
 
     def _graph_handle(self) -> Any:
-        if self._graph is None:
-            self._connect()
-        return self._graph
+        with self._connect_lock:
+            if self._graph is None:
+                self._connect()
+            return self._graph
 
     def _with_reconnect(self, action: Any) -> Any:
         """Run `action(graph)`; if the server died, restart it (embedded) and try once more.
