@@ -173,6 +173,19 @@ def test_larag_follows_inferred_links_and_entity_seeds(graph, embedder):
         strategy("larag", graph, embedder, links="nope").retrieve(question)
 
 
+def test_larag_follows_the_best_link_of_each_kind(graph, embedder):
+    """n_links is a quota per link kind: an authored link does not lose its place to an inferred one."""
+    run("kg", graph, embedder=embedder, progress=False)
+    graph.query("MATCH (s:Section {doc_id: 'd2'}), (t:Section {doc_id: 'd4'}) "
+                "CREATE (s)-[:LINKS_TO {order: 0, text: 'Ermengarde', context: 'the mother of the king'}]->(t)",
+                write=True)
+    question = "Where is the city from which the kingdom of Lotharingia was ruled?"
+    both = strategy("larag", graph, embedder, k=1, n_links=1, entity_seeds=0).retrieve(question)
+    assert both.items[0].doc_id == "d2"
+    kinds = [i.details["link_method"] for i in both.items if i.origin == "link"]
+    assert sorted(kinds) == ["authored", "inferred"]
+
+
 def test_enrich_parameter_errors(graph, embedder):
     with pytest.raises(NeoweaveError, match="method must be one of"):
         run("kg", graph, embedder=embedder, method="magic")

@@ -1,18 +1,19 @@
-// LARAG, one hop: from each frontier section follow at most n_links outgoing links (the links whose context is
-// closest to the question), and from each link's target section keep the top_m chunks whose embedding is
+// LARAG, one hop: from each frontier section follow at most n_links outgoing links of each kind (authored,
+// inferred: the links whose context is closest to the question; a quota per kind, so inferred links add to the
+// authored ones instead of crowding them out), and from each link's target section keep the top_m chunks whose embedding is
 // closest to the link's context. Visited chunks are excluded.
 // @param section_ids: LIST  frontier sections (each expanded once)
 // @param query_embedding: VECTOR  question embedding
-// @param n_links: INTEGER  links followed per section
+// @param n_links: INTEGER  links followed per section and link kind
 // @param top_m: INTEGER  chunks kept per followed link
 // @param exclude_chunk_ids: LIST  chunks already in the context (the shared visited set)
 // @param methods: LIST  link kinds followed: 'authored' (links without a method are authored), 'inferred'
 UNWIND $section_ids AS section_id
 MATCH (s:Section {id: section_id})-[l:LINKS_TO]->(t:Section)
 WHERE coalesce(l.method, 'authored') IN $methods
-WITH s, l, t, {{cosine l.context_embedding $query_embedding}} AS link_score
+WITH s, l, t, coalesce(l.method, 'authored') AS kind, {{cosine l.context_embedding $query_embedding}} AS link_score
 ORDER BY link_score DESC, l.order ASC
-WITH s, collect({link: l, target: t, link_score: link_score})[0..$n_links] AS chosen
+WITH s, kind, collect({link: l, target: t, link_score: link_score})[0..$n_links] AS chosen
 UNWIND chosen AS pick
 WITH s, pick.link AS l, pick.target AS t, pick.link_score AS link_score
 MATCH (t)-[:HAS_CHUNK]->(c:Chunk)

@@ -1,7 +1,7 @@
 """LARAG: link-aware retrieval along the hyperlinks authors wrote between documentation sections.
 
 Seed with the top-k chunks by vector similarity. Then, from each seed's section, follow outgoing LINKS_TO
-edges: at most `n_links` per section (those whose link context is closest to the question), for up to
+edges: at most `n_links` per section and link kind (those whose link context is closest to the question), for up to
 `depth` hops, keeping from each followed link's target section the `top_m` chunks closest to the link's
 context (cosine between the link-context embedding and the chunk embedding). One visited set is shared by
 the whole expansion: each section is expanded once and each chunk appears once; unresolved links are not
@@ -34,7 +34,9 @@ class LARAG(Strategy):
     k: int = 5
     """Seed chunks from vector search."""
     n_links: int = 1
-    """Links followed per expanded section."""
+    """Links followed per expanded section, per link kind: with `links="both"` a section follows its best
+    authored link and its best inferred link (one shared quota let inferred links crowd out the authored ones:
+    Python docs FAQ hit@10 0.612 shared vs 0.706 per kind; authored alone 0.671)."""
     depth: int = 1
     """Hops of expansion from the seeds."""
     top_m: int = 1
