@@ -47,7 +47,7 @@ def test_kg_gives_facts_within_two_hops_with_their_chunks(enriched, embedder):
     assert len({i.chunk_id for i in result.items}) == len(result.items)
     assert all(i.origin == "fact" and i.details["fact"] for i in result.items[1:])
     assert result.context_tokens > sum(i.token_count for i in result.items)  # facts count as context
-    statements = {"kg_entity_fulltext", "kg_entity_vector_search", "kg_entity_relations", "kg_fact_chunks"}
+    statements = {"kg_link_entities", "kg_entity_relations", "kg_fact_chunks"}
     assert statements <= set(result.trace.statements)
     prompt = render(get_prompt("short_answer"), result)[1]["content"]
     assert prompt.index("Facts (relations") < prompt.index("[1]") and "studied with Edvard Munch" in prompt
@@ -57,6 +57,9 @@ def test_kg_one_hop_and_parameter_errors(enriched, embedder):
     one_hop = strategy("kg", enriched, embedder, hops=1, fact_chunks=0).retrieve("Who taught Margit Halden?")
     assert one_hop.facts and {f.hop for f in one_hop.facts} == {1}
     assert [i.origin for i in one_hop.items] == ["seed"] * 3  # k=5 over a three-chunk corpus
+    wordless = strategy("kg", enriched, embedder).retrieve("???")  # no words to match: vectors alone link
+    assert "kg_entity_vector_search" in wordless.trace.statements
+    assert "kg_link_entities" not in wordless.trace.statements
     nothing = strategy("kg", enriched, embedder, hops=0).retrieve("Who taught Margit Halden?")
     assert nothing.facts == []
     with pytest.raises(NeoweaveError, match="hops must be 0, 1 or 2"):

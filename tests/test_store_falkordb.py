@@ -220,7 +220,8 @@ EXAMPLES = {
     "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "kg_entity_relations": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "per_entity": 3,
                             "weight_factor": 0.05, "max_chunks": 2},
-    "kg_entity_fulltext": {"query": "asyncio", "k": 3},
+    "kg_link_entities": {"keys": ["asyncio"], "query": "asyncio", "fulltext_k": 3, "entity_k": 1,
+                         "embedding": _unit([1, 0, 0, 0])},
     "kg_fact_chunks": {"chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0])},
     "entity_redirects": {"ids": ["code:asyncio"]},
     "entity_resolution_candidates": {},
@@ -315,3 +316,19 @@ def test_no_statement_scans_a_label_per_row(falkordb_store):
         if scans := _per_row_scans(lines):
             offenders[name] = scans
     assert not offenders
+
+
+def test_params_header_writes_embeddings_compactly_and_other_values_like_the_client():
+    import numpy as np
+    from falkordb.helpers import stringify_param_value
+
+    from neoweave.store.falkordb_store import params_header
+
+    vector = np.random.default_rng(7).standard_normal(384).astype(np.float32).tolist()
+    others = {"rows": [{"id": 'a"b', "n": 1, "w": [1.5, 2.0], "m": {}}], "s": None, "k": 3, "q": "x y"}
+    header = params_header({"embedding": vector, **others})
+    written = header.split("embedding=[", 1)[1].split("]", 1)[0].split(",")
+    assert np.array_equal(np.array(written, dtype=np.float64).astype(np.float32), np.array(vector, np.float32))
+    assert len(header) < 14 * len(vector)  # 9 significant digits, not the client's 17
+    expected = " ".join(f"{name}={stringify_param_value(value)}" for name, value in others.items())
+    assert header.endswith(expected + " ")

@@ -87,11 +87,15 @@ def singular(word: str) -> str:
 def entity_key(name: str, group: str) -> str:
     """The identity key of a surface form: its normal form, concepts singularised on their last word."""
     key = normalize(name)
-    if group == "concept" and key:
-        words = key.split(" ")
-        words[-1] = singular(words[-1])
-        key = " ".join(words)
-    return key
+    return concept_key(key) if group == "concept" else key
+
+
+def concept_key(key: str) -> str:
+    """A normalised name as a concept's key: its last word singular."""
+    if not key:
+        return key
+    head, _, last = key.rpartition(" ")
+    return f"{head} {singular(last)}" if head else singular(last)
 
 
 def entity_id(key: str, group: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from neoweave.enrich.names import STOPWORDS, entity_key, normalize
+from neoweave.enrich.names import STOPWORDS, concept_key, normalize
 from neoweave.store.base import GraphStore
 
 _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")
@@ -37,7 +37,7 @@ def question_keys(question: str) -> dict[str, tuple[int, int]]:
                 continue
             if all(word in STOPWORDS for word in key.split(" ")):
                 continue
-            for variant in (key, entity_key(text, "concept")):
+            for variant in (key, concept_key(key)):
                 keys.setdefault(variant, (start, start + size))
     return keys
 
@@ -49,9 +49,14 @@ def link_entities(store: GraphStore, question: str, statements: list[str] | None
         return []
     if statements is not None:
         statements.append("entities_by_keys")
-    rows = store.run("entities_by_keys", {"keys": sorted(keys)})
-    rows.sort(key=lambda r: (-(keys[r["matched"]][1] - keys[r["matched"]][0]), -len(r["homes"] or []),
-                             r["mentions"], r["id"]))
+    return pick_linked(store.run("entities_by_keys", {"keys": sorted(keys)}), keys)
+
+
+def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[LinkedEntity]:
+    """Rows of entities matched by key (`matched`, `id`, `name`, `mentions`, `homes`) -> the linked entities:
+    longer spans first, then entities with a home, then rarer ones; a match inside a longer one is dropped."""
+    rows = sorted(rows, key=lambda r: (-(keys[r["matched"]][1] - keys[r["matched"]][0]), -len(r["homes"] or []),
+                                       r["mentions"], r["id"]))
     taken: list[tuple[int, int]] = []
     linked: list[LinkedEntity] = []
     for row in rows:
