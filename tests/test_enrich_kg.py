@@ -16,6 +16,7 @@ from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.query import strategy
+from neoweave.store.falkordb_store import FalkorDBStore
 
 RECORDS = [
     {"id": "d1", "title": "Lothair II",
@@ -244,3 +245,49 @@ def test_worker_processes_extract_exactly_what_one_process_does():
     finally:
         pooled.close()
     assert [r.chunk_id for r in single] == [c[0] for c in chunks] and sum(len(r.mentions) for r in single) > 100
+
+
+def _graph_facts(store):
+    entities = _q(store, "MATCH (e:Entity) RETURN e.id AS id ORDER BY id")
+    mentions = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS c, e.id AS e, m.count AS n "
+                         "ORDER BY c, e")
+    relations = _q(store, "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, r.weight AS w "
+                          "ORDER BY a, b")
+    return entities, mentions, relations
+
+
+def test_prefetched_one_chunk_units_build_the_same_graph(graph, embedder, falkordb_server, tmp_path):
+    """batch_size=1: four units, each extracted in the background while the previous one is written."""
+    report = run("kg", graph, embedder=embedder, progress=False, batch_size=1)
+    assert report.batches == 4 and report.chunks == 4
+    whole = FalkorDBStore(server=falkordb_server, graph=f"{graph.graph_name}_whole")
+    try:
+        Ingestor(whole, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(
+            _write(tmp_path, RECORDS))
+        run("kg", whole, embedder=embedder, progress=False)
+        assert _graph_facts(graph) == _graph_facts(whole)
+    finally:
+        whole._graph_handle().delete()
+        whole.close()
+
+
+def test_a_failed_write_stops_the_run_and_keeps_earlier_units(graph, embedder, monkeypatch):
+    from neoweave.enrich.kg import KnowledgeGraphStep
+
+    written = []
+    original = KnowledgeGraphStep.write
+
+    def write(self, unit, extracted, ctx, report):
+        if written:
+            raise RuntimeError("disk full")
+        written.append([r.chunk_id for r in extracted])
+        original(self, unit, extracted, ctx, report)
+
+    monkeypatch.setattr(KnowledgeGraphStep, "write", write)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run("kg", graph, embedder=embedder, progress=False, batch_size=1)
+    monkeypatch.undo()
+    done = _q(graph, "MATCH (c:Chunk) WHERE any(s IN coalesce(c.enriched, []) WHERE s STARTS WITH 'kg@') "
+                     "RETURN c.id AS id")
+    assert [r["id"] for r in done] == written[0]
+    assert run("kg", graph, embedder=embedder, progress=False).chunks == 3  # the rest resumes

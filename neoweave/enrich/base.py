@@ -93,6 +93,13 @@ class EnrichStep:
     run loses little; the LLM's answers are cached anyway)."""
 
     @property
+    def prefetch(self) -> bool:
+        """Extract the next batch while this one is written. Fast extraction (CPU, a few seconds a batch)
+        overlaps the writes; LLM extraction (minutes a batch, the writes negligible) stays inline, so an
+        interrupt stops it at once."""
+        return self.method == "fast"
+
+    @property
     def chunks_per_unit(self) -> int:
         return self.batch_size or (8 if self.method == "llm" else 128)
 

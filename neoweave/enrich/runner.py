@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -66,16 +68,10 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
         began = time.perf_counter()
         return chunks, step.extract(chunks, ctx, report), time.perf_counter() - began
 
-    # The next batch is extracted (spaCy workers, the LLM) while this one is written: the two wait on
-    # different processes. Units are still written one at a time, in order.
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"enrich-{step.name}") as prefetch:
-            upcoming = prefetch.submit(extract, batches[0]) if batches else None
-            for index in range(len(batches)):
-                chunks, extracted, seconds = upcoming.result()
+        with contextlib.closing(_extracted(batches, extract, step.prefetch)) as extracted_batches:
+            for chunks, extracted, seconds in extracted_batches:
                 report.extract_seconds += seconds
-                if index + 1 < len(batches):
-                    upcoming = prefetch.submit(extract, batches[index + 1])
                 with timed(report, "write_seconds"), store.unit() as unit:
                     step.forget(unit, [c.id for c in chunks])
                     step.write(unit, extracted, ctx, report)
@@ -98,3 +94,22 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
             store.refresh_vector_indexes(touched)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _extracted(batches: list[list[str]], extract: Callable[[list[str]], Any], prefetch: bool) -> Iterator[Any]:
+    """extract(batch) for each batch, in order. With `prefetch`, the next batch is extracted in a background
+    thread while the caller writes this one (the two wait on different processes); units are still written
+    one at a time, in order. On an error or interrupt the background extraction is abandoned, not awaited."""
+    if not prefetch or len(batches) < 2:
+        yield from map(extract, batches)
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="enrich-extract")
+    try:
+        upcoming = pool.submit(extract, batches[0])
+        for following in [*batches[1:], None]:
+            current = upcoming.result()
+            if following is not None:
+                upcoming = pool.submit(extract, following)
+            yield current
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
