@@ -17,13 +17,13 @@ Needs `neoweave enrich kg`.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from neoweave.enrich.names import STOPWORDS, normalize
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, Fact, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import pick_linked, question_keys
+from neoweave.store.base import fulltext_terms
 
 _MAX_CHUNKS_PER_FACT = 5
 
@@ -88,8 +88,8 @@ class KGRetriever(Strategy):
         One statement (`kg_link_entities`) brings the three kinds of candidates."""
         keys = question_keys(question)
         # stopwords never decide a match below, and as index terms they hit thousands of names
-        query = self.store.fulltext_query(" ".join(w for w in re.findall(r"\w+", question)
-                                                   if w.lower() not in STOPWORDS))
+        query = self.store.fulltext_query(" ".join(term for term in fulltext_terms(question)
+                                                   if term.lower() not in STOPWORDS))
         if query is None:  # no plain words: only the embedding can link
             rows = self._run(trace, "kg_entity_vector_search", {"k": self.entity_k, "embedding": embedding}) \
                 if self.entity_k else []
