@@ -8,10 +8,11 @@
 // @param top_m: INTEGER  chunks kept per followed link
 // @param exclude_chunk_ids: LIST  chunks already in the context (the shared visited set)
 // @param methods: LIST  link kinds followed: 'authored' (links without a method are authored), 'inferred'
+WITH {{vector $query_embedding}} AS question_vector
 UNWIND $section_ids AS section_id
 MATCH (s:Section {id: section_id})-[l:LINKS_TO]->(t:Section)
 WHERE coalesce(l.method, 'authored') IN $methods
-WITH s, l, t, coalesce(l.method, 'authored') AS kind, {{cosine l.context_embedding $query_embedding}} AS link_score
+WITH s, l, t, coalesce(l.method, 'authored') AS kind, {{cosine l.context_embedding question_vector}} AS link_score
 ORDER BY link_score DESC, l.order ASC
 WITH s, kind, collect({link: l, target: t, link_score: link_score})[0..$n_links] AS chosen
 UNWIND chosen AS pick
