@@ -11,6 +11,7 @@ from conftest import ingest_records
 from neoweave.enrich import run
 from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extraction import Mention
+from neoweave.enrich.kg import refresh_entities
 from neoweave.enrich.names import normalize
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
@@ -113,6 +114,10 @@ def test_kg_builds_entities_relations_homes_and_inferred_links(graph, embedder):
     rel = _q(graph, "MATCH (:Entity)-[r:RELATED]->(:Entity) RETURN r.chunk_ids AS ids, r.weight AS w, "
                     "r.chunk_weights AS ws, r.description AS d LIMIT 5")
     assert rel and all(len(r["ids"]) == len(r["ws"]) and r["w"] == sum(r["ws"]) and r["d"] for r in rel)
+    # every entity knows how often it is mentioned (FalkorDB once lost this SET for described entities)
+    counts = _q(graph, "MATCH (e:Entity)<-[m:MENTIONS]-(:Chunk) RETURN e.id AS id, e.mention_count AS stored, "
+                       "sum(m.count) AS actual")
+    assert counts and all(r["stored"] == r["actual"] for r in counts)
 
 
 def test_rerun_is_incremental_and_resumes(graph, embedder):
@@ -226,7 +231,7 @@ def test_forgetting_a_chunk_clears_descriptions_read_from_it(falkordb_store):
         unit.run("kg_forget_mentions", {"chunk_ids": ["c1", "c3"]})
     rows = store.query("MATCH (e:Entity) RETURN e.id AS id, e.description AS d, e.description_chunk AS dc")
     assert rows == [{"id": "person:ada", "d": None, "dc": None}]  # bob had no other mention: gone
-    store.run("kg_refresh_entities", write=True)
+    refresh_entities(store)
     assert store.query("MATCH (e:Entity) RETURN e.description AS d, e.mention_count AS n") == [
         {"d": "Ada in c2", "n": 1}]
 

@@ -157,12 +157,12 @@ class KnowledgeGraphStep(EnrichStep):
                                                      source=f"{self.prefix}{self.version}:titles",
                                                      progress=ctx.progress)
         with phase(report, "entity_embeddings"):
-            store.run("kg_refresh_entities", write=True)
+            refresh_entities(store)
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
             with phase(report, "resolution"):
                 resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
-                store.run("kg_refresh_entities", write=True)
+                refresh_entities(store)
             with phase(report, "entity_embeddings"):
                 embed_entities(ctx, report, self.unembedded_types)
         with phase(report, "homes"):
@@ -173,6 +173,12 @@ class KnowledgeGraphStep(EnrichStep):
         report.counters["entities"] = counts.nodes.get("Entity", 0)
         report.counters["relations"] = counts.relationships.get("RELATED", 0)
         report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
+
+
+def refresh_entities(store) -> None:
+    """Mention counts and missing descriptions after mentions changed (two statements, see their files)."""
+    store.run("kg_refresh_entities", write=True)
+    store.run("kg_refill_descriptions", write=True)
 
 
 def entity_text(method: str | None, name: str, description: str | None) -> str:
