@@ -51,6 +51,7 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",
+    "communities": "neoweave.enrich.communities",
 })
 
 register_strategy: Callable[[type[T]], type[T]] = STRATEGIES.register

@@ -111,3 +111,26 @@ def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):
     assert bad.returncode == 1 and "--k needs positive integers" in bad.stderr
     bad = cli("eval", "--qa", str(qa), "--prompt", "graphrag=basic", check=False)
     assert bad.returncode == 1 and "--prompt names strategy 'graphrag'" in bad.stderr
+
+
+def test_enrich_communities_and_inspect_them(cli, workdir):
+    from test_communities import CORPUS
+
+    (workdir / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
+    cli("ingest", "corpus.jsonl", "--no-progress")
+    none = cli("communities", "list", check=False)
+    assert none.returncode == 1 and "run `neoweave enrich communities`" in none.stderr
+    cli("enrich", "kg", "--no-progress", "-P", "n_process=1")
+    report = json.loads(cli("enrich", "communities", "--json", "-P", "max_cluster_size=6").stdout)
+    assert report["counters"]["communities"] >= 2 and report["counters"]["reports_written"] >= 2
+    assert "reports" in report["phase_seconds"]
+    listed = cli("communities", "list", "--level", "0").stdout
+    assert "communities per level" in listed and "community:0:" in listed
+    levels = json.loads(cli("status", "--json").stdout)["community_levels"]
+    assert levels[0]["level"] == 0 and sum(r["communities"] for r in levels) == report["counters"]["communities"]
+    community = json.loads(cli("cypher", "MATCH (c:Community {level: 0}) RETURN c.id AS id ORDER BY c.size DESC "
+                                         "LIMIT 1", "--json").stdout)["id"]
+    shown = cli("communities", "show", community).stdout
+    assert community in shown and "# " in shown and "## Entities" in shown
+    missing = cli("communities", "show", "community:9:nope", check=False)
+    assert missing.returncode == 1 and "no community 'community:9:nope'" in missing.stderr

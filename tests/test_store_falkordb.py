@@ -245,6 +245,28 @@ EXAMPLES = {
     "entity_show": {"id": "code:asyncio", "key": "asyncio"},
     "entity_mentions": {"id": "code:asyncio", "limit": 10},
     "entity_relations": {"id": "code:asyncio", "limit": 10},
+    # community statements (behaviour tested in test_communities.py)
+    "community_entity_graph": {},
+    "community_list": {},
+    "community_delete": {"ids": ["community:0:x"]},
+    "community_upsert": {"rows": [{"id": "community:0:x", "level": 0, "size": 3, "children": 0}], "method": "fast",
+                         "source": "communities@1:fast", "now": NOW},
+    "community_add_members": {"rows": [{"community_id": "community:0:x", "entity_id": "code:asyncio", "level": 0}]},
+    "community_set_parents": {"rows": [{"id": "community:1:y", "parent_id": "community:0:x"}]},
+    "community_state_get": {"id": "communities"},
+    "community_state_set": {"id": "communities", "fingerprint": "f", "now": NOW},
+    "community_report_entities": {"entity_ids": ["code:asyncio"]},
+    "community_report_relations": {"entity_ids": ["code:asyncio"], "max_chunks": 2},
+    "community_report_chunks": {"rows": [{"community_id": "community:0:x", "entity_ids": ["code:asyncio"]}],
+                                "per_community": 3},
+    "community_set_reports": {"rows": [{"id": "community:0:x", "title": "t", "summary": "s", "full_report": "r",
+                                        "findings_json": "[]", "rating": 1.0, "rank": 1.0, "chunk_ids": ["c1"],
+                                        "embedding": _unit([1, 0, 0, 0]), "report_fingerprint": "f"}],
+                              "method": "fast"},
+    "community_levels": {},
+    "community_show": {"community_id": "community:0:x"},
+    "community_top": {"level": -1, "limit": 5},
+    "community_report": {"id": "community:0:x"},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
@@ -258,7 +280,8 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "kg_remove_homes", "kg_replace_inferred_links", "kg_create_inferred_links", "kg_clear_sections_pending",
           "entity_merge_record", "entity_merge_mentions", "entity_merge_relations_out", "entity_merge_relations_in",
           "entity_merge_finish", "entity_unmerge", "kg_forget_descriptions", "kg_mark_chunks_titles_scanned",
-          "kg_mark_sections_titles_scanned"}
+          "kg_mark_sections_titles_scanned", "community_delete", "community_upsert", "community_add_members",
+          "community_set_parents", "community_state_set", "community_set_reports"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

@@ -9,7 +9,17 @@ import sys
 
 import typer
 
-from neoweave.cli import common, enrich, entities, evaluation, ingest, llm, query, store  # noqa: F401 - registers
+from neoweave.cli import (  # noqa: F401 - registers the command groups
+    common,
+    communities,
+    enrich,
+    entities,
+    evaluation,
+    ingest,
+    llm,
+    query,
+    store,
+)
 from neoweave.cli.common import app, err_console, state
 from neoweave.errors import NeoweaveError
 

@@ -13,7 +13,7 @@ from neoweave.cli.common import app, console, open_store, settings
 
 @app.command()
 def enrich(
-    step: Annotated[str, typer.Argument(help="the enrich step (kg)")],
+    step: Annotated[str, typer.Argument(help="the enrich step: kg, communities")],
     method: Annotated[str, typer.Option("--method", "-m", help="fast (no LLM) or llm")] = "fast",
     limit: Annotated[int | None, typer.Option("--limit", help="process at most N pending chunks")] = None,
     docs: Annotated[list[str] | None, typer.Option("--docs", help="only chunks of these document ids")] = None,
@@ -48,15 +48,20 @@ def enrich(
         print(json.dumps(report.as_dict(), indent=2))
         return
     table = Table("counter", "value", title=f"enrich {report.step} ({report.signature})")
-    table.add_row("chunks processed", str(report.chunks))
+    if not chosen.graph_wide:
+        table.add_row("chunks processed", str(report.chunks))
     for name, value in sorted(report.counters.items()):
         table.add_row(name, str(value))
     if report.llm_calls:
         table.add_row("LLM calls / prompt / completion tokens",
                       f"{report.llm_calls} / {report.prompt_tokens} / {report.completion_tokens}")
     console.print(table)
-    console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write {report.write_seconds:.1f}, "
-                  f"graph-wide phases {report.finish_seconds:.1f}); {report.chunks_per_second:.1f} chunks/s")
+    if chosen.graph_wide:
+        console.print(f"{report.seconds:.1f} s")
+    else:
+        console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write "
+                      f"{report.write_seconds:.1f}, graph-wide phases {report.finish_seconds:.1f}); "
+                      f"{report.chunks_per_second:.1f} chunks/s")
     if report.phase_seconds:
         console.print("graph-wide phases: " + ", ".join(f"{name} {seconds:.1f} s"
                                                         for name, seconds in report.phase_seconds.items()),

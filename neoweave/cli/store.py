@@ -38,10 +38,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
         counts = store.counts()
         indexes = store.indexes()
         constraints = store.constraints()
+        levels = store.run("community_levels") if counts.nodes.get("Community") else []
     if as_json:
         print(json.dumps({"store": health, "meta": meta, "nodes": counts.nodes,
                           "relationships": counts.relationships, "indexes": indexes,
-                          "constraints": constraints}, default=str, indent=2))
+                          "constraints": constraints, "community_levels": levels}, default=str, indent=2))
         return
     console.print(f"[bold]store[/bold]: {health['backend']} at {health['address']} "
                   f"({'ok' if health['ok'] else 'NOT ANSWERING'})")
@@ -64,6 +65,10 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
                       ",".join(index["properties"] or []), str(index["state"]))
     console.print(table)
     console.print(f"{len(constraints)} uniqueness constraints")
+    if levels:
+        console.print("communities per level: " + "; ".join(
+            f"level {r['level']}: {r['communities']} (sizes {r['min_size']}-{r['max_size']}, mean "
+            f"{r['mean_size']:.1f})" for r in levels), highlight=False)
 
 
 def _parse_param(text: str) -> tuple[str, Any]:

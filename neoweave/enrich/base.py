@@ -85,6 +85,9 @@ class EnrichStep:
     methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
     vector_labels: ClassVar[tuple[str, ...]] = ("Chunk",)
     """Vector-indexed labels whose nodes the step updates (FalkorDB rebuilds those indexes after a run)."""
+    graph_wide: ClassVar[bool] = False
+    """True for a step that works on the graph as a whole (communities), not chunk by chunk: the runner goes
+    straight to `finish`, which is resumable by itself."""
 
     method: str = "fast"
     """fast: no LLM (NLP, statistics); llm: the LLM gateway."""

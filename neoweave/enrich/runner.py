@@ -49,7 +49,9 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
     signature = step.signature(ctx)
     report = EnrichReport(step.name, step.method, signature)
     started = time.perf_counter()
-    if chunk_ids is not None:
+    if step.graph_wide:
+        pending = []
+    elif chunk_ids is not None:
         pending = list(dict.fromkeys(chunk_ids))
     else:
         rows = store.run("enrich_pending_chunks", {"signature": signature, "doc_ids": list(doc_ids or []),

@@ -171,15 +171,17 @@ SCHEMA = GraphSchema(
         NodeLabel(
             "Community",
             key="id",
-            properties=("level", "title", "summary", "rank", "embedding", "size", *_PROVENANCE),
-            doc="A Leiden community of entities with its report.",
+            properties=("level", "title", "summary", "full_report", "findings_json", "rating", "rank", "embedding",
+                        "size", "children", "chunk_ids", "fingerprint", "report_fingerprint", *_PROVENANCE),
+            doc="A Leiden community of entities with its report (id from level + members: stable across runs).",
         ),
         NodeLabel("Tag", key="name", properties=("kind", *_PROVENANCE), doc="An Orion-RAG topic tag."),
         NodeLabel(
             "Meta",
             key="id",
-            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at"),
-            doc="One node recording the schema version and the embedding model the graph was built with.",
+            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "fingerprint"),
+            doc="One node recording the schema version and the embedding model the graph was built with; "
+                "id 'communities' records the entity graph the communities were detected on.",
         ),
     ),
     relationships=(

@@ -1,0 +1,211 @@
+"""The `communities` enrich step: hierarchical Leiden over the entity graph, then a report per community.
+
+Graph-wide (it reads the entity graph `enrich kg` built, not chunks). A run:
+1. reads every RELATED edge and fingerprints the graph with the detection parameters; when the fingerprint
+   is the one stored with the communities, the partition stands (Leiden is deterministic: same graph, same
+   seed, same communities);
+2. otherwise runs hierarchical Leiden and writes the new partition in one unit: communities that no longer
+   exist are deleted, new ones created with their leaf IN_COMMUNITY edges and PARENT_COMMUNITY links (an id is
+   level + members, so a kept id needs no membership change), the fingerprint recorded;
+3. writes a report for every community whose report inputs (members, internal relations, method) changed,
+   leaves first, a unit per batch: killed at any point, the next run redoes only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tqdm import tqdm
+
+from neoweave.enrich.base import EnrichReport, EnrichStep, StepContext, phase
+from neoweave.enrich.community_reports import (
+    FastReporter,
+    MemberEntity,
+    MemberRelation,
+    ReportContext,
+    SourceChunk,
+    centroid,
+    report_row,
+)
+from neoweave.enrich.leiden import Community, Edge, detect, entity_edges, graph_fingerprint
+from neoweave.errors import NeoweaveError
+from neoweave.registry import register_step
+from neoweave.store.base import GraphStore, now_iso
+
+log = logging.getLogger(__name__)
+
+STATE_ID = "communities"
+_MAX_RELATION_CHUNKS = 3
+
+
+@register_step
+@dataclass
+class CommunitiesStep(EnrichStep):
+    name: ClassVar[str] = "communities"
+    methods: ClassVar[tuple[str, ...]] = ("fast",)
+    vector_labels: ClassVar[tuple[str, ...]] = ("Community",)
+    graph_wide: ClassVar[bool] = True
+
+    max_cluster_size: int = 10
+    """Communities larger than this are split again one level down (microsoft/graphrag's default)."""
+    seed: int = 0xDEADBEEF
+    """Leiden's random seed (graphrag's default): with the same graph, the same communities."""
+    resolution: float = 1.0
+    """Modularity resolution: higher gives more, smaller communities."""
+    min_size: int = 3
+    """Smaller communities are not kept (a pair is one relation, not a topic; isolated entities are in none)."""
+    report_chunks: int = 8
+    """Source chunks considered per report (those mentioning the most members)."""
+    summary_sentences: int = 3
+    """fast: sentences in a report's summary."""
+    findings: int = 5
+    """fast: strongest relations listed as findings."""
+    reports_per_unit: int = 64
+    """Reports written per unit (a killed run loses at most this many)."""
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("max_cluster_size", "min_size", "report_chunks", "reports_per_unit"):
+            if getattr(self, name) < 1:
+                raise NeoweaveError(f"enrich communities: {name} must be >= 1, got {getattr(self, name)}")
+        if self.resolution <= 0:
+            raise NeoweaveError(f"enrich communities: resolution must be > 0, got {self.resolution}")
+
+    def detection_parameters(self) -> dict[str, Any]:
+        return {"max_cluster_size": self.max_cluster_size, "seed": self.seed, "resolution": self.resolution,
+                "min_size": self.min_size}
+
+    def report_parameters(self) -> dict[str, Any]:
+        return {"report_chunks": self.report_chunks, "summary_sentences": self.summary_sentences,
+                "findings": self.findings}
+
+    def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
+        return self.vector_labels if report.counters.get("reports_written") else ()
+
+    def finish(self, ctx: StepContext, report: EnrichReport) -> None:
+        store = ctx.store
+        with phase(report, "leiden"):
+            edges = entity_edges(store.run("community_entity_graph"))
+            fingerprint = graph_fingerprint(edges, self.detection_parameters())
+            communities = detect(edges, **self.detection_parameters())
+        report.counters["entities_in_graph"] = len({node for a, b, _ in edges for node in (a, b)})
+        report.counters["communities"] = len(communities)
+        state = store.run("community_state_get", {"id": STATE_ID})
+        existing = {row["id"]: row for row in store.run("community_list")}
+        if not state or state[0]["fingerprint"] != fingerprint or set(existing) != {c.id for c in communities}:
+            with phase(report, "write_partition"):
+                self._write_partition(store, communities, existing, fingerprint, report)
+            existing = {row["id"]: row for row in store.run("community_list")}
+        with phase(report, "reports"):
+            self._write_reports(ctx, communities, edges, existing, report)
+        for row in store.run("community_levels"):
+            level = int(row["level"])
+            report.counters[f"level_{level}_communities"] = int(row["communities"])
+            report.counters[f"level_{level}_max_size"] = int(row["max_size"])
+
+    # the partition ----------------------------------------------------------------------------------
+    def _write_partition(self, store: GraphStore, communities: list[Community], existing: dict[str, Any],
+                         fingerprint: str, report: EnrichReport) -> None:
+        new_ids = {c.id for c in communities}
+        stale = sorted(set(existing) - new_ids)
+        created = [c for c in communities if c.id not in existing]
+        source = f"{self.prefix}{self.version}:{self.method}"
+        with store.unit() as unit:
+            for start in range(0, len(stale), store.batch_size):
+                unit.run("community_delete", {"ids": stale[start:start + store.batch_size]})
+            unit.run_batches("community_upsert", [
+                {"id": c.id, "level": c.level, "size": c.size, "children": len(c.children)} for c in communities],
+                {"method": self.method, "source": source, "now": now_iso()})
+            unit.run_batches("community_add_members", [
+                {"community_id": c.id, "entity_id": entity, "level": c.level}
+                for c in created for entity in c.leaf_members])
+            unit.run_batches("community_set_parents", [
+                {"id": c.id, "parent_id": c.parent_id} for c in communities if c.parent_id])
+            unit.run("community_state_set", {"id": STATE_ID, "fingerprint": fingerprint, "now": now_iso()})
+        report.count("communities_deleted", len(stale))
+        report.count("communities_created", len(created))
+
+    # the reports ------------------------------------------------------------------------------------
+    def _write_reports(self, ctx: StepContext, communities: list[Community], edges: list[Edge],
+                       existing: dict[str, Any], report: EnrichReport) -> None:
+        internal = _internal_edges(communities, edges)
+        signature = f"{self.prefix}{self.version}:{self.method}:{sorted(self.report_parameters().items())}"
+        wanted = {c.id: _report_fingerprint(signature, c, internal[c.id]) for c in communities}
+        pending = [c for c in communities if (existing.get(c.id) or {}).get("report_fingerprint") != wanted[c.id]]
+        report.counters["reports_kept"] = len(communities) - len(pending)
+        if not pending:
+            return
+        pending.sort(key=lambda c: (-c.level, c.id))  # leaves first: an llm parent report reads its children's
+        entities = {row["id"]: row for row in ctx.store.run("community_report_entities", {
+            "entity_ids": sorted({e for c in communities for e in c.members})})}
+        level_mentions: dict[int, int] = defaultdict(int)
+        for community in communities:
+            mentions = sum(int(entities.get(e, {}).get("mentions") or 0) for e in community.members)
+            level_mentions[community.level] = max(level_mentions[community.level], mentions)
+        reporter = FastReporter(self.summary_sentences, findings=self.findings)
+        bar = tqdm(total=len(pending), desc=f"community reports ({self.method})", unit="report",
+                   disable=not ctx.progress)
+        for start in range(0, len(pending), self.reports_per_unit):
+            batch = pending[start:start + self.reports_per_unit]
+            contexts = self._contexts(ctx.store, batch, entities)
+            reports = [reporter.report(contexts[c.id], level_mentions[c.level]) for c in batch]
+            vectors = [centroid([chunk for chunk in contexts[c.id].chunks if chunk.id in r.chunk_ids])
+                       for c, r in zip(batch, reports, strict=True)]
+            rows = [report_row(c, r, contexts[c.id], wanted[c.id], v)
+                    for c, r, v in zip(batch, reports, vectors, strict=True)]
+            with ctx.store.unit() as unit:
+                unit.run_batches("community_set_reports", rows, {"method": self.method})
+            report.count("reports_written", len(rows))
+            bar.update(len(rows))
+        bar.close()
+
+    def _contexts(self, store: GraphStore, batch: list[Community], entities: dict[str, dict[str, Any]]
+                  ) -> dict[str, ReportContext]:
+        """Members, internal relations and top chunks of a batch of communities: two statements."""
+        member_ids = sorted({e for c in batch for e in c.members})
+        relations = store.run("community_report_relations", {"entity_ids": member_ids,
+                                                             "max_chunks": _MAX_RELATION_CHUNKS})
+        chunks: dict[str, list[SourceChunk]] = defaultdict(list)
+        for row in store.run("community_report_chunks", {
+                "rows": [{"community_id": c.id, "entity_ids": list(c.members)} for c in batch],
+                "per_community": self.report_chunks}):
+            chunks[row["community_id"]].append(SourceChunk(row["chunk_id"], row["text"] or "",
+                                                           row["embedding"], int(row["members"])))
+        contexts = {}
+        for community in batch:
+            members = set(community.members)
+            contexts[community.id] = ReportContext(
+                community,
+                [MemberEntity(e, entities.get(e, {}).get("name") or e, entities.get(e, {}).get("type") or "",
+                              entities.get(e, {}).get("description") or "",
+                              int(entities.get(e, {}).get("mentions") or 0)) for e in community.members],
+                [MemberRelation(r["source_id"], r["target_id"], r["type"] or "related", r["description"] or "",
+                                float(r["weight"] or 1.0), list(r["chunk_ids"] or []))
+                 for r in relations if r["source_id"] in members and r["target_id"] in members],
+                chunks.get(community.id, []))
+        return contexts
+
+
+def _internal_edges(communities: list[Community], edges: list[Edge]) -> dict[str, list[Edge]]:
+    """Each community's edges with both ends inside it."""
+    incident: dict[str, list[Edge]] = defaultdict(list)
+    for edge in edges:
+        incident[edge[0]].append(edge)
+    found: dict[str, list[Edge]] = {}
+    for community in communities:
+        members = set(community.members)
+        found[community.id] = [edge for node in community.members for edge in incident.get(node, ())
+                               if edge[1] in members]
+    return found
+
+
+def _report_fingerprint(signature: str, community: Community, internal: list[Edge]) -> str:
+    """A report is rebuilt when its community's members (the id), internal relations or method change."""
+    digest = hashlib.sha1(f"{signature}\n{community.id}\n".encode())
+    for a, b, w in sorted(internal):
+        digest.update(f"{a}\t{b}\t{w:.6g}\n".encode())
+    return digest.hexdigest()
