@@ -48,6 +48,7 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "naive": "neoweave.query.naive",
     "larag": "neoweave.query.larag",
     "kg": "neoweave.query.kg",
+    "community_local": "neoweave.query.community_local",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",

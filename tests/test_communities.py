@@ -174,3 +174,29 @@ def test_communities_parameter_errors(kg_graph, embedder):
         run("communities", kg_graph, embedder=embedder, max_cluster_size=0)
     with pytest.raises(NeoweaveError, match="method must be one of"):
         run("communities", kg_graph, embedder=embedder, method="bogus")
+
+
+def test_community_local_packs_reports_relations_and_chunks_within_the_budget(kg_graph, embedder):
+    from neoweave.query import strategy
+    from neoweave.query.prompts import get_prompt, render
+
+    run("communities", kg_graph, embedder=embedder, progress=False, max_cluster_size=6)
+    local = strategy("community_local", kg_graph, embedder)
+    result = local.retrieve("Who was the mistress of Lothair II?")
+    lothair = kg_graph.query("MATCH (e:Entity {key: 'lothair ii'}) RETURN e.id AS id")[0]["id"]
+    assert result.reports and all(r.entity_ids for r in result.reports)
+    assert any(lothair in r.entity_ids for r in result.reports)
+    assert any("Lothair II" in (f.source, f.target) for f in result.facts)
+    assert any(lothair in item.details.get("entities", []) for item in result.items)  # chunks mentioning it
+    assert 0 < result.context_tokens <= local.max_context_tokens
+    assert (lothair, "IN_COMMUNITY", result.reports[0].community_id) in result.trace.relationships
+    assert {"local_entity_communities", "local_entity_chunks"} <= set(result.trace.statements)
+    # reports lead the prompt, before facts and chunks
+    prompt = render(get_prompt("short_answer"), result)[1]["content"]
+    first_chunk = f"[1] {result.items[0].section_title or result.items[0].doc_id}\n{result.items[0].text}"
+    assert prompt.index("Community reports") < prompt.index("Facts (relations") < prompt.index(first_chunk)
+    # a smaller budget keeps less, never more than asked
+    small = local.retrieve("Who was the mistress of Lothair II?", max_context_tokens=120)
+    assert small.context_tokens <= 120 and small.context_tokens < result.context_tokens
+    with pytest.raises(NeoweaveError, match="text_unit_prop"):
+        local.retrieve("x", text_unit_prop=0.9, community_prop=0.3)

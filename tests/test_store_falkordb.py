@@ -267,6 +267,8 @@ EXAMPLES = {
     "community_show": {"community_id": "community:0:x"},
     "community_top": {"level": -1, "limit": 5},
     "community_report": {"id": "community:0:x"},
+    "local_entity_communities": {"entity_ids": ["code:asyncio"], "max_level": 2},
+    "local_entity_chunks": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "limit": 5},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",

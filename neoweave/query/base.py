@@ -67,6 +67,20 @@ class Fact:
 
 
 @dataclass
+class ReportItem:
+    """A community report given as context (community search), with the question's entities it holds."""
+
+    community_id: str
+    level: int
+    title: str
+    text: str
+    rating: float
+    score: float
+    entity_ids: list[str] = field(default_factory=list)
+    token_count: int = 0
+
+
+@dataclass
 class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
 
@@ -121,10 +135,13 @@ class RetrievalResult:
     cost: Cost
     facts: list[Fact] = field(default_factory=list)
     """Entity relations given as context beside the chunks (strategies over the entity graph)."""
+    reports: list[ReportItem] = field(default_factory=list)
+    """Community reports given as context (community search)."""
 
     @property
     def context_tokens(self) -> int:
-        return sum(item.token_count for item in self.items) + sum(fact.token_count for fact in self.facts)
+        return (sum(item.token_count for item in self.items) + sum(fact.token_count for fact in self.facts)
+                + sum(report.token_count for report in self.reports))
 
     def as_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

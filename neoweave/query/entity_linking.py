@@ -7,10 +7,12 @@ stopwords never match. Shared by LARAG (entity seeds through home sections) and 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from neoweave.enrich.names import STOPWORDS, concept_key, normalize
-from neoweave.store.base import GraphStore
+from neoweave.store.base import GraphStore, fulltext_terms
 
 _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")
 MAX_NGRAM = 6
@@ -67,3 +69,37 @@ def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[Link
         linked.append(LinkedEntity(row["id"], row["name"], row["matched"], int(row["mentions"] or 0),
                                    list(row["homes"] or [])))
     return linked
+
+
+Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
+
+
+def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
+                  min_similarity: float) -> dict[str, float]:
+    """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
+    aliases whose words all occur in the question), the cosine for one of the `entity_k` nearest entity
+    vectors at or above `min_similarity`. One statement (`kg_link_entities`) brings all three kinds."""
+    keys = question_keys(question)
+    # stopwords never decide a match below, and as index terms they hit thousands of names
+    query = store.fulltext_query(" ".join(term for term in fulltext_terms(question)
+                                          if term.lower() not in STOPWORDS))
+    if query is None:  # no plain words: only the embedding can link
+        rows = run("kg_entity_vector_search", {"k": entity_k, "embedding": embedding}) if entity_k else []
+        rows = [{**row, "via": "vector"} for row in rows]
+    else:
+        rows = run("kg_link_entities", {"keys": sorted(keys), "query": query, "fulltext_k": 10,
+                                        "entity_k": max(entity_k, 1), "embedding": embedding})
+    seeds = {entity.id: 1.0 for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
+    words = set(normalize(question).split())
+    for hit in (r for r in rows if r["via"] == "fulltext"):
+        for name in [hit["name"] or "", *(hit["aliases"] or [])]:
+            name_words = normalize(name).split()
+            if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
+                seeds.setdefault(hit["id"], 1.0)
+                break
+    if entity_k:
+        nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
+        for row in nearest[:entity_k]:
+            if float(row["score"]) >= min_similarity:
+                seeds.setdefault(row["id"], float(row["score"]))
+    return seeds

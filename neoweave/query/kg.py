@@ -19,11 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from neoweave.enrich.names import STOPWORDS, normalize
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, Fact, RetrievalResult, Strategy, Trace, register
-from neoweave.query.entity_linking import pick_linked, question_keys
-from neoweave.store.base import fulltext_terms
+from neoweave.query.entity_linking import link_question
 
 _MAX_CHUNKS_PER_FACT = 5
 
@@ -83,34 +81,9 @@ class KGRetriever(Strategy):
 
     # 1. entity linking ----------------------------------------------------------------------------
     def _link(self, question: str, embedding: list[float], trace: Trace) -> dict[str, float]:
-        """entity id -> link score (1.0 for a name in the question, the cosine for an embedding match).
-
-        One statement (`kg_link_entities`) brings the three kinds of candidates."""
-        keys = question_keys(question)
-        # stopwords never decide a match below, and as index terms they hit thousands of names
-        query = self.store.fulltext_query(" ".join(term for term in fulltext_terms(question)
-                                                   if term.lower() not in STOPWORDS))
-        if query is None:  # no plain words: only the embedding can link
-            rows = self._run(trace, "kg_entity_vector_search", {"k": self.entity_k, "embedding": embedding}) \
-                if self.entity_k else []
-            rows = [{**row, "via": "vector"} for row in rows]
-        else:
-            rows = self._run(trace, "kg_link_entities", {
-                "keys": sorted(keys), "query": query, "fulltext_k": 10, "entity_k": max(self.entity_k, 1),
-                "embedding": embedding})
-        seeds = {entity.id: 1.0 for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
-        words = set(normalize(question).split())
-        for hit in (r for r in rows if r["via"] == "fulltext"):
-            for name in [hit["name"] or "", *(hit["aliases"] or [])]:
-                name_words = normalize(name).split()
-                if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
-                    seeds.setdefault(hit["id"], 1.0)
-                    break
-        if self.entity_k:
-            nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
-            for row in nearest[:self.entity_k]:
-                if float(row["score"]) >= self.min_entity_similarity:
-                    seeds.setdefault(row["id"], float(row["score"]))
+        """entity id -> link score (see `entity_linking.link_question`)."""
+        seeds = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
+                              embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity)
         for entity_id in seeds:
             trace.node(entity_id)
         return seeds

@@ -104,11 +104,19 @@ def _facts_block(result: RetrievalResult) -> str:
     return "Facts (relations between entities, from the documents):\n" + "\n".join(lines) + "\n\n"
 
 
+def _reports_block(result: RetrievalResult) -> str:
+    """Community reports, most relevant first."""
+    if not result.reports:
+        return ""
+    return "Community reports (summaries of groups of related entities):\n" + "\n".join(
+        f"--- {report.title}\n{report.text.strip()}" for report in result.reports) + "\n\n"
+
+
 def render(template: PromptTemplate, result: RetrievalResult) -> list[dict[str, str]]:
-    """Chat messages for `template` filled with a retrieval result (facts, when any, lead the context)."""
+    """Chat messages for `template` filled with a retrieval result (reports and facts, when any, lead)."""
     seeds = [item for item in result.items if item.origin != "link"]
     linked = [item for item in result.items if item.origin == "link"]
-    facts = _facts_block(result)
+    facts = _reports_block(result) + _facts_block(result)
     user = template.user.format(question=result.question, context=facts + _block(result.items),
                                 original_context=facts + _block(seeds), linked_context=_block(linked))
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
