@@ -10,6 +10,14 @@ from neoweave.errors import NeoweaveError
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
+def check_at_least(owner: object, what: str, minimum: int, *names: str) -> None:
+    """Every named integer parameter of `owner` is >= minimum, else an error naming it (`what: name ...`)."""
+    for name in names:
+        value = getattr(owner, name)
+        if value < minimum:
+            raise NeoweaveError(f"{what}: {name} must be >= {minimum}, got {value}")
+
+
 def parse_parameter(cls: type, text: str, *, what: str, skip: tuple[str, ...] = ()) -> tuple[str, Any]:
     """'n_links=2' -> ('n_links', 2), typed like the parameter's default; tuples are comma-separated."""
     name, sep, raw = text.partition("=")

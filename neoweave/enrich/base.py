@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.parameters import check_at_least
 from neoweave.store.base import GraphStore, WriteUnit
 
 log = logging.getLogger(__name__)
@@ -113,8 +114,12 @@ class EnrichStep:
         if self.method not in self.methods:
             raise NeoweaveError(f"enrich {self.name}: method must be one of {', '.join(self.methods)}, "
                                 f"got {self.method!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise NeoweaveError(f"enrich {self.name}: batch_size must be >= 1, got {self.batch_size}")
+        if self.batch_size is not None:
+            self._at_least(1, "batch_size")
+
+    def _at_least(self, minimum: int, *names: str) -> None:
+        """Every named integer parameter is >= minimum, else an error naming it."""
+        check_at_least(self, f"enrich {self.name}", minimum, *names)
 
     @property
     def prefix(self) -> str:

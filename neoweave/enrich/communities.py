@@ -69,9 +69,7 @@ class CommunitiesStep(EnrichStep):
 
     def validate(self) -> None:
         super().validate()
-        for name in ("max_cluster_size", "min_size", "report_chunks", "reports_per_unit"):
-            if getattr(self, name) < 1:
-                raise NeoweaveError(f"enrich communities: {name} must be >= 1, got {getattr(self, name)}")
+        self._at_least(1, "max_cluster_size", "min_size", "report_chunks", "reports_per_unit")
         if self.resolution <= 0:
             raise NeoweaveError(f"enrich communities: resolution must be > 0, got {self.resolution}")
 

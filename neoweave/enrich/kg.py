@@ -73,10 +73,8 @@ class KnowledgeGraphStep(EnrichStep):
             raise NeoweaveError("enrich kg: entity_types must name at least one type")
         if not 0 < self.embedding_threshold <= 1:
             raise NeoweaveError(f"enrich kg: embedding_threshold must be in (0, 1], got {self.embedding_threshold}")
-        if self.n_process < 1:
-            raise NeoweaveError(f"enrich kg: n_process must be >= 1, got {self.n_process}")
-        if self.max_inferred_links < 0:
-            raise NeoweaveError(f"enrich kg: max_inferred_links must be >= 0, got {self.max_inferred_links}")
+        self._at_least(1, "n_process")
+        self._at_least(0, "max_inferred_links")
 
     @cached_property
     def fast_extractor(self) -> FastExtractor:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
-from neoweave.parameters import parse_parameter
+from neoweave.parameters import check_at_least, parse_parameter
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
@@ -187,9 +187,7 @@ class Strategy:
 
     def _at_least(self, minimum: int, *names: str) -> None:
         """Every named integer parameter is >= minimum, else an error naming it."""
-        for name in names:
-            if getattr(self, name) < minimum:
-                raise NeoweaveError(f"{self.name}: {name} must be >= {minimum}, got {getattr(self, name)}")
+        check_at_least(self, self.name, minimum, *names)
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         """The ordered context chunks; strategies that give other context (facts) add it to `result`."""
