@@ -61,6 +61,14 @@ class Fact:
     chunk_ids: list[str] = field(default_factory=list)
     token_count: int = 0
 
+    @classmethod
+    def from_relation_row(cls, row: dict[str, Any], score: float, hop: int) -> Fact:
+        """A `kg_entity_relations` row (seen from `entity_id`) as a fact in the relation's own direction."""
+        ends = [(row["entity_id"], row["entity_name"]), (row["other_id"], row["other_name"])]
+        (source_id, source), (target_id, target) = ends if row["source_id"] == row["entity_id"] else ends[::-1]
+        return cls(source_id, source or source_id, row["type"] or "related", target_id, target or target_id,
+                   row["description"] or "", float(row["weight"] or 0.0), score, hop, list(row["chunk_ids"] or []))
+
     def text(self) -> str:
         line = f"{self.source} -[{self.relation}]- {self.target}"
         return f"{line}: {self.description}" if self.description else line

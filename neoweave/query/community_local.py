@@ -128,12 +128,7 @@ class CommunityLocalRetriever(Strategy):
             score = float(row["score"] or 0.0)
             if pair in facts and facts[pair].score >= score:
                 continue
-            outgoing = row["source_id"] == row["entity_id"]
-            ends = [(row["entity_id"], row["entity_name"]), (row["other_id"], row["other_name"])]
-            (source_id, source), (target_id, target) = ends if outgoing else ends[::-1]
-            facts[pair] = Fact(source_id, source or source_id, row["type"] or "related", target_id,
-                               target or target_id, row["description"] or "", float(row["weight"] or 0.0), score, 1,
-                               list(row["chunk_ids"] or []))
+            facts[pair] = Fact.from_relation_row(row, score, 1)
         return sorted(facts.values(), key=lambda f: (-f.score, f.source_id, f.target_id))
 
 

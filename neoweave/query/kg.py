@@ -104,12 +104,7 @@ class KGRetriever(Strategy):
                 pair = frozenset((row["entity_id"], row["other_id"]))
                 if pair in facts and (facts[pair].hop < hop or facts[pair].score >= score):
                     continue  # a relation keeps the hop (and score) it was first reached at
-                outgoing = row["source_id"] == row["entity_id"]
-                ends = [(row["entity_id"], row["entity_name"]), (row["other_id"], row["other_name"])]
-                (source_id, source), (target_id, target) = ends if outgoing else ends[::-1]
-                facts[pair] = Fact(source_id, source or source_id, row["type"] or "related", target_id,
-                                   target or target_id, row["description"] or "", float(row["weight"] or 0.0),
-                                   score, hop, list(row["chunk_ids"] or []))
+                facts[pair] = Fact.from_relation_row(row, score, hop)
                 if row["other_id"] not in expanded:
                     reached[row["other_id"]] = max(reached.get(row["other_id"], -math.inf), score)
             frontier = sorted(reached, key=lambda entity: -reached[entity])[:self.beam]
