@@ -135,6 +135,9 @@ def test_communities_in_the_graph_with_reports_and_reruns(kg_graph, embedder, tm
     assert parents and all(r["c"] == r["p"] + 1 for r in parents)
     assert all(c["title"] and c["summary"] and c["embedded"] and c["method"] == "fast" and c["report"]
                for c in communities)
+    # each report's prompt size is counted once, when written (community_local reads it)
+    counted = store.query("MATCH (c:Community) RETURN c.full_report AS report, c.token_count AS n ORDER BY c.id")
+    assert [r["n"] for r in counted] == embedder.count_tokens([r["report"] for r in counted])
     # leaf membership: an entity belongs to at most one community directly; sizes match the members below
     members = store.query("MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) RETURN e.id AS e, c.id AS c")
     assert len({m["e"] for m in members}) == len(members)

@@ -7,4 +7,5 @@ MATCH (e:Entity {id: entity_id})-[:IN_COMMUNITY]->(:Community)-[:PARENT_COMMUNIT
 WITH c, collect(DISTINCT e.id) AS entity_ids
 WHERE c.level <= $max_level AND c.full_report IS NOT NULL
 RETURN c.id AS id, c.level AS level, c.title AS title, c.full_report AS full_report, c.rating AS rating,
+       c.token_count AS token_count,
        entity_ids

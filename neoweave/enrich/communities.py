@@ -34,7 +34,7 @@ from neoweave.enrich.community_reports import (
 from neoweave.enrich.leiden import Community, Edge, detect, entity_edges, graph_fingerprint
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore, batched, now_iso
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +113,8 @@ class CommunitiesStep(EnrichStep):
         created = [c for c in communities if c.id not in existing]
         source = f"{self.prefix}{self.version}:{self.method}"
         with store.unit() as unit:
-            for start in range(0, len(stale), store.batch_size):
-                unit.run("community_delete", {"ids": stale[start:start + store.batch_size]})
+            for ids in batched(stale, store.batch_size):
+                unit.run("community_delete", {"ids": ids})
             unit.run_batches("community_upsert", [
                 {"id": c.id, "level": c.level, "size": c.size, "children": len(c.children)} for c in communities],
                 {"method": self.method, "source": source, "now": now_iso()})
@@ -153,8 +153,10 @@ class CommunitiesStep(EnrichStep):
             reports = [reporter.report(contexts[c.id], level_mentions[c.level]) for c in batch]
             vectors = [centroid([chunk for chunk in contexts[c.id].chunks if chunk.id in r.chunk_ids])
                        for c, r in zip(batch, reports, strict=True)]
-            rows = [report_row(c, r, contexts[c.id], wanted[c.id], v)
-                    for c, r, v in zip(batch, reports, vectors, strict=True)]
+            texts = [r.full_report(contexts[c.id]) for c, r in zip(batch, reports, strict=True)]
+            counts = ctx.embedder.count_tokens(texts) if ctx.embedder else [None] * len(texts)
+            rows = [report_row(c, r, wanted[c.id], v, text, count)
+                    for c, r, v, text, count in zip(batch, reports, vectors, texts, counts, strict=True)]
             with ctx.store.unit() as unit:
                 unit.run_batches("community_set_reports", rows, {"method": self.method})
             report.count("reports_written", len(rows))
@@ -173,19 +175,26 @@ class CommunitiesStep(EnrichStep):
                 "per_community": self.report_chunks}):
             chunks[row["community_id"]].append(SourceChunk(row["chunk_id"], row["text"] or "",
                                                            row["embedding"], int(row["members"])))
+        outgoing: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        for index, row in enumerate(relations):  # by source, so a community reads its members' rows only
+            outgoing[row["source_id"]].append((index, row))
         contexts = {}
         for community in batch:
             members = set(community.members)
+            inside = sorted((pair for e in community.members for pair in outgoing.get(e, ())
+                             if pair[1]["target_id"] in members), key=lambda pair: pair[0])
             contexts[community.id] = ReportContext(
                 community,
-                [MemberEntity(e, entities.get(e, {}).get("name") or e, entities.get(e, {}).get("type") or "",
-                              entities.get(e, {}).get("description") or "",
-                              int(entities.get(e, {}).get("mentions") or 0)) for e in community.members],
+                [_member(e, entities.get(e, {})) for e in community.members],
                 [MemberRelation(r["source_id"], r["target_id"], r["type"] or "related", r["description"] or "",
-                                float(r["weight"] or 1.0), list(r["chunk_ids"] or []))
-                 for r in relations if r["source_id"] in members and r["target_id"] in members],
+                                float(r["weight"] or 1.0), list(r["chunk_ids"] or [])) for _, r in inside],
                 chunks.get(community.id, []))
         return contexts
+
+
+def _member(entity_id: str, row: dict[str, Any]) -> MemberEntity:
+    return MemberEntity(entity_id, row.get("name") or entity_id, row.get("type") or "", row.get("description") or "",
+                        int(row.get("mentions") or 0))
 
 
 def _internal_edges(communities: list[Community], edges: list[Edge]) -> dict[str, list[Edge]]:

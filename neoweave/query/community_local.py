@@ -78,13 +78,16 @@ class CommunityLocalRetriever(Strategy):
         chunks = self._rank_chunks(seeds, mentioned)
         reports = [ReportItem(r["id"], int(r["level"]), r["title"] or r["id"], r["full_report"] or "",
                               float(r["rating"] or 0.0), float(len(r["entity_ids"] or [])),
-                              list(r["entity_ids"] or []))
+                              list(r["entity_ids"] or []), int(r["token_count"] or 0))
                    for r in sorted(communities, key=lambda r: (-len(r["entity_ids"] or []), -int(r["level"]),
                                                                -float(r["rating"] or 0.0), r["id"]))]
         facts = self._facts(relations)
+        # reports carry the count made when they were written; facts (and reports written without one) are counted
+        uncounted = [*(r for r in reports if not r.token_count), *facts]
         with cost.timed("embed"):
-            counts = self.embedder.count_tokens([r.text for r in reports] + [f.text() for f in facts])
-        for item, count in zip([*reports, *facts], counts, strict=True):
+            counts = self.embedder.count_tokens([item.text if isinstance(item, ReportItem) else item.text()
+                                                 for item in uncounted])
+        for item, count in zip(uncounted, counts, strict=True):
             item.token_count = count
         budget = self.max_context_tokens
         chunk_share = int(budget * self.text_unit_prop)
