@@ -126,3 +126,34 @@ def ingest_records(store, embedder, path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
     return path
+
+
+COMMUNITY_CORPUS = [
+    # two topics (a Carolingian family, Python's history) for the communities tests
+    {"id": "k1", "title": "Lothair II",
+     "text": "Lothair II was king of Lotharingia. Lothair II married Teutberga in Aachen. Lothair II and "
+             "Waldrada had a son, Hugh. Teutberga was queen of Lotharingia."},
+    {"id": "k2", "title": "Waldrada",
+     "text": "Waldrada was the mistress of Lothair II. Waldrada and Lothair II lived in Aachen. Pope Nicholas I "
+             "opposed Lothair II and Waldrada. Hugh was the son of Waldrada."},
+    {"id": "k3", "title": "Teutberga",
+     "text": "Teutberga was the wife of Lothair II. Pope Nicholas I defended Teutberga against Lothair II. "
+             "Teutberga lived in Lotharingia and Aachen."},
+    {"id": "p1", "title": "Guido van Rossum",
+     "text": "Guido van Rossum created Python at CWI in Amsterdam. Guido van Rossum worked at Google and Dropbox. "
+             "Python was named after Monty Python. Guido van Rossum left Dropbox in 2019."},
+    {"id": "p2", "title": "Python Software Foundation",
+     "text": "The Python Software Foundation manages Python. Guido van Rossum founded the Python Software "
+             "Foundation. Google and Dropbox sponsor the Python Software Foundation. CWI in Amsterdam hosted "
+             "Guido van Rossum."},
+]
+
+
+@pytest.fixture
+def kg_graph(falkordb_store, embedder, tmp_path):
+    """COMMUNITY_CORPUS ingested with its entity graph (`enrich kg`, fast)."""
+    from neoweave.enrich import run
+
+    ingest_records(falkordb_store, embedder, tmp_path / "corpus.jsonl", COMMUNITY_CORPUS)
+    run("kg", falkordb_store, embedder=embedder, progress=False, n_process=1)
+    return falkordb_store

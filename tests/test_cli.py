@@ -114,7 +114,7 @@ def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):
 
 
 def test_enrich_communities_and_inspect_them(cli, workdir):
-    from test_communities import CORPUS
+    from conftest import COMMUNITY_CORPUS as CORPUS
 
     (workdir / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS), encoding="utf-8")
     cli("ingest", "corpus.jsonl", "--no-progress")

@@ -6,7 +6,7 @@ import itertools
 import random
 
 import pytest
-from conftest import ingest_records
+from conftest import COMMUNITY_CORPUS, ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.community_reports import FastReporter, MemberEntity, MemberRelation, ReportContext, SourceChunk
@@ -92,33 +92,6 @@ def test_fast_report_is_extractive_and_rated():
     assert "## Entities" in report.full_report(context)
 
 
-CORPUS = [
-    {"id": "k1", "title": "Lothair II",
-     "text": "Lothair II was king of Lotharingia. Lothair II married Teutberga in Aachen. Lothair II and "
-             "Waldrada had a son, Hugh. Teutberga was queen of Lotharingia."},
-    {"id": "k2", "title": "Waldrada",
-     "text": "Waldrada was the mistress of Lothair II. Waldrada and Lothair II lived in Aachen. Pope Nicholas I "
-             "opposed Lothair II and Waldrada. Hugh was the son of Waldrada."},
-    {"id": "k3", "title": "Teutberga",
-     "text": "Teutberga was the wife of Lothair II. Pope Nicholas I defended Teutberga against Lothair II. "
-             "Teutberga lived in Lotharingia and Aachen."},
-    {"id": "p1", "title": "Guido van Rossum",
-     "text": "Guido van Rossum created Python at CWI in Amsterdam. Guido van Rossum worked at Google and Dropbox. "
-             "Python was named after Monty Python. Guido van Rossum left Dropbox in 2019."},
-    {"id": "p2", "title": "Python Software Foundation",
-     "text": "The Python Software Foundation manages Python. Guido van Rossum founded the Python Software "
-             "Foundation. Google and Dropbox sponsor the Python Software Foundation. CWI in Amsterdam hosted "
-             "Guido van Rossum."},
-]
-
-
-@pytest.fixture
-def kg_graph(falkordb_store, embedder, tmp_path):
-    ingest_records(falkordb_store, embedder, tmp_path / "corpus.jsonl", CORPUS)
-    run("kg", falkordb_store, embedder=embedder, progress=False, n_process=1)
-    return falkordb_store
-
-
 def _communities(store):
     return store.query("MATCH (c:Community) RETURN c.id AS id, c.level AS level, c.size AS size, c.title AS title, "
                        "c.summary AS summary, c.embedding IS NOT NULL AS embedded, c.rating AS rating, "
@@ -158,7 +131,7 @@ def test_communities_in_the_graph_with_reports_and_reruns(kg_graph, embedder, tm
     assert again.counters.get("reports_written", 0) == 0 and "communities_created" not in again.counters
     assert _communities(store) == communities
     # a new document touching one topic: only the communities whose members or relations changed get new reports
-    ingest_records(store, embedder, tmp_path / "corpus.jsonl", [*CORPUS, {
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", [*COMMUNITY_CORPUS, {
         "id": "p3", "title": "Monty Python",
         "text": "Monty Python inspired Guido van Rossum. Monty Python and Python share a name. Monty Python was "
                 "a comedy group from Britain. Britain and Monty Python made films."}])

@@ -1,9 +1,8 @@
 // Store community reports and their embeddings (report_fingerprint says what the report was built from).
-// @param rows: LIST  [{id, title, summary, full_report, findings_json, rating, rank, chunk_ids, embedding, report_fingerprint, token_count}]
-// @param method: STRING  fast | llm
+// @param rows: LIST  [{id, method, title, summary, full_report, findings_json, rating, rank, chunk_ids, embedding, report_fingerprint, token_count}]
 UNWIND $rows AS row
 MATCH (c:Community {id: row.id})
 SET c.title = row.title, c.summary = row.summary, c.full_report = row.full_report,
     c.findings_json = row.findings_json, c.rating = row.rating, c.rank = row.rank, c.chunk_ids = row.chunk_ids,
     c.embedding = {{vector row.embedding}}, c.report_fingerprint = row.report_fingerprint, c.token_count = row.token_count,
-    c.method = $method
+    c.method = row.method

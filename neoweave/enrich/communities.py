@@ -14,8 +14,11 @@ Graph-wide (it reads the entity graph `enrich kg` built, not chunks). A run:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,11 +29,13 @@ from neoweave.enrich.community_reports import (
     FastReporter,
     MemberEntity,
     MemberRelation,
+    Report,
     ReportContext,
     SourceChunk,
     centroid,
     report_row,
 )
+from neoweave.enrich.community_reports_llm import ChildReport, LLMReporter
 from neoweave.enrich.leiden import Community, Edge, detect, entity_edges, graph_fingerprint
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
@@ -46,7 +51,7 @@ _MAX_RELATION_CHUNKS = 3
 @dataclass
 class CommunitiesStep(EnrichStep):
     name: ClassVar[str] = "communities"
-    methods: ClassVar[tuple[str, ...]] = ("fast",)
+    methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
     vector_labels: ClassVar[tuple[str, ...]] = ("Community",)
     graph_wide: ClassVar[bool] = True
 
@@ -64,12 +69,18 @@ class CommunitiesStep(EnrichStep):
     """fast: sentences in a report's summary."""
     findings: int = 5
     """fast: strongest relations listed as findings."""
-    reports_per_unit: int = 64
-    """Reports written per unit (a killed run loses at most this many)."""
+    reports_per_unit: int | None = None
+    """Reports written per unit, a killed run loses at most this many (None: 64 fast, 8 llm)."""
+    llm_context_tokens: int = 1500
+    """llm: input budget of one report (graphrag: 8,000 for large models; the local 1.5B has a 4,096 window)."""
+    llm_max_tokens: int = 600
+    """llm: completion cap of one report."""
 
     def validate(self) -> None:
         super().validate()
-        self._at_least(1, "max_cluster_size", "min_size", "report_chunks", "reports_per_unit")
+        self._at_least(1, "max_cluster_size", "min_size", "report_chunks", "llm_context_tokens", "llm_max_tokens")
+        if self.reports_per_unit is not None:
+            self._at_least(1, "reports_per_unit")
         if self.resolution <= 0:
             raise NeoweaveError(f"enrich communities: resolution must be > 0, got {self.resolution}")
 
@@ -131,37 +142,102 @@ class CommunitiesStep(EnrichStep):
     def _write_reports(self, ctx: StepContext, communities: list[Community], edges: list[Edge],
                        existing: dict[str, Any], report: EnrichReport) -> None:
         internal = _internal_edges(communities, edges)
-        signature = f"{self.prefix}{self.version}:{self.method}:{sorted(self.report_parameters().items())}"
+        llm_reporter = self.llm_reporter(ctx) if self.method == "llm" else None
+        model = f":{llm_reporter.model_name}" if llm_reporter else ""
+        signature = f"{self.prefix}{self.version}:{self.method}{model}:{sorted(self.report_parameters().items())}"
         wanted = {c.id: _report_fingerprint(signature, c, internal[c.id]) for c in communities}
         pending = [c for c in communities if (existing.get(c.id) or {}).get("report_fingerprint") != wanted[c.id]]
         report.counters["reports_kept"] = len(communities) - len(pending)
         if not pending:
             return
-        pending.sort(key=lambda c: (-c.level, c.id))  # leaves first: an llm parent report reads its children's
         entities = {row["id"]: row for row in ctx.store.run("community_report_entities", {
             "entity_ids": sorted({e for c in communities for e in c.members})})}
         level_mentions: dict[int, int] = defaultdict(int)
         for community in communities:
             mentions = sum(int(entities.get(e, {}).get("mentions") or 0) for e in community.members)
             level_mentions[community.level] = max(level_mentions[community.level], mentions)
-        reporter = FastReporter(self.summary_sentences, findings=self.findings)
+        fast = FastReporter(self.summary_sentences, findings=self.findings)
+        by_id = {c.id: c for c in communities}
+        per_unit = self.reports_per_unit or (8 if llm_reporter else 64)
         bar = tqdm(total=len(pending), desc=f"community reports ({self.method})", unit="report",
                    disable=not ctx.progress)
-        for start in range(0, len(pending), self.reports_per_unit):
-            batch = pending[start:start + self.reports_per_unit]
-            contexts = self._contexts(ctx.store, batch, entities)
-            reports = [reporter.report(contexts[c.id], level_mentions[c.level]) for c in batch]
-            vectors = [centroid([chunk for chunk in contexts[c.id].chunks if chunk.id in r.chunk_ids])
-                       for c, r in zip(batch, reports, strict=True)]
-            texts = [r.full_report(contexts[c.id]) for c, r in zip(batch, reports, strict=True)]
-            counts = ctx.embedder.count_tokens(texts) if ctx.embedder else [None] * len(texts)
-            rows = [report_row(c, r, wanted[c.id], v, text, count)
-                    for c, r, v, text, count in zip(batch, reports, vectors, texts, counts, strict=True)]
-            with ctx.store.unit() as unit:
-                unit.run_batches("community_set_reports", rows, {"method": self.method})
-            report.count("reports_written", len(rows))
-            bar.update(len(rows))
+        for level in sorted({c.level for c in pending}, reverse=True):  # leaves first: parents read their reports
+            started = time.perf_counter()
+            at_level = sorted((c for c in pending if c.level == level), key=lambda c: c.id)
+            for start in range(0, len(at_level), per_unit):
+                batch = at_level[start:start + per_unit]
+                contexts = self._contexts(ctx.store, batch, entities)
+
+                def fallback(context: ReportContext) -> Report:
+                    return fast.report(context, level_mentions[context.community.level])
+
+                if llm_reporter:
+                    reports, fingerprints, methods = self._llm_reports(ctx, llm_reporter, batch, contexts, by_id,
+                                                                       fallback, wanted, report)
+                else:
+                    reports = [fallback(contexts[c.id]) for c in batch]
+                    fingerprints, methods = [wanted[c.id] for c in batch], [self.method] * len(batch)
+                texts = [r.full_report(contexts[c.id]) for c, r in zip(batch, reports, strict=True)]
+                vectors = self._report_vectors(ctx, batch, reports, methods, contexts)
+                counts = ctx.embedder.count_tokens(texts) if ctx.embedder else [None] * len(texts)
+                rows = [report_row(c, r, fingerprint, v, text, count, method) for c, r, fingerprint, v, text, count,
+                        method in zip(batch, reports, fingerprints, vectors, texts, counts, methods, strict=True)]
+                with ctx.store.unit() as unit:
+                    unit.run_batches("community_set_reports", rows)
+                report.count("reports_written", len(rows))
+                report.count(f"level_{level}_reports_written", len(rows))
+                bar.update(len(rows))
+            report.phase_seconds[f"reports_level_{level}"] = round(time.perf_counter() - started, 3)
         bar.close()
+
+    def llm_reporter(self, ctx: StepContext) -> LLMReporter:
+        return LLMReporter(ctx.llm, context_tokens=self.llm_context_tokens, max_tokens=self.llm_max_tokens)
+
+    def _llm_reports(self, ctx: StepContext, reporter: LLMReporter, batch: list[Community],
+                     contexts: dict[str, ReportContext], by_id: dict[str, Community],
+                     fallback: Callable[[ReportContext], Report], wanted: dict[str, str], report: EnrichReport,
+                     ) -> tuple[list[Report], list[str], list[str]]:
+        """Reports from the model; one it failed on is the fast report, marked so the next run asks again."""
+        child_ids = sorted({child for c in batch for child in c.children})
+        stored = {row["id"]: row for row in ctx.store.run("community_child_reports", {"ids": child_ids})}
+        children = {c.id: [_child_report(stored[child], by_id[child]) for child in c.children if child in stored]
+                    for c in batch}
+        results = reporter.reports([contexts[c.id] for c in batch], children, fallback)
+        reports, fingerprints, methods = [], [], []
+        for community, result in zip(batch, results, strict=True):
+            level = community.level
+            report.llm_calls += result.calls
+            report.prompt_tokens += result.prompt_tokens
+            report.completion_tokens += result.completion_tokens
+            report.count(f"level_{level}_llm_calls", result.calls)
+            report.count(f"level_{level}_prompt_tokens", result.prompt_tokens)
+            report.count(f"level_{level}_completion_tokens", result.completion_tokens)
+            if result.prompt.children_used:
+                report.count("reports_from_sub_reports")
+            if result.error:
+                report.count("llm_fallbacks")
+                report.failures.append(f"{community.id}: {result.error}")
+                fingerprints.append(wanted[community.id] + "+fallback")  # never matches: asked again next run
+                methods.append("fast")
+            else:
+                fingerprints.append(wanted[community.id])
+                methods.append("llm")
+            reports.append(result.report)
+        return reports, fingerprints, methods
+
+    @staticmethod
+    def _report_vectors(ctx: StepContext, batch: list[Community], reports: list[Report], methods: list[str],
+                        contexts: dict[str, ReportContext]) -> list[list[float] | None]:
+        """An llm report's own text is embedded (it says what the model made of the community, one MiniLM call
+        per report beside a multi-second LLM call); a fast report takes the centroid of its chunks."""
+        vectors = [centroid([chunk for chunk in contexts[c.id].chunks if chunk.id in r.chunk_ids])
+                   for c, r in zip(batch, reports, strict=True)]
+        written = [i for i, method in enumerate(methods) if method == "llm"]
+        if ctx.embedder and written:
+            embedded = ctx.embedder.embed([f"{reports[i].title}\n{reports[i].summary}" for i in written])
+            for index, vector in zip(written, embedded, strict=True):
+                vectors[index] = vector
+        return vectors
 
     def _contexts(self, store: GraphStore, batch: list[Community], entities: dict[str, dict[str, Any]]
                   ) -> dict[str, ReportContext]:
@@ -190,6 +266,12 @@ class CommunitiesStep(EnrichStep):
                                 float(r["weight"] or 1.0), list(r["chunk_ids"] or [])) for _, r in inside],
                 chunks.get(community.id, []))
         return contexts
+
+
+def _child_report(row: dict[str, Any], child: Community) -> ChildReport:
+    findings = [f.get("summary", "") for f in json.loads(row["findings_json"] or "[]") if isinstance(f, dict)]
+    return ChildReport(child.id, row["title"] or child.id, row["summary"] or "", [f for f in findings if f],
+                       child.members)
 
 
 def _member(entity_id: str, row: dict[str, Any]) -> MemberEntity:

@@ -98,6 +98,8 @@ class LLMGateway:
         self.backoff_seconds = backoff_seconds
         self.endpoint = endpoint or str(getattr(client, "base_url", ""))
         self.server_pid = server_pid  # the local model server, so evaluations can measure its memory and CPU
+        self.concurrency = concurrency
+        """Requests in flight at once: callers with many independent calls (map-reduce) use as many workers."""
         self._slots = threading.BoundedSemaphore(concurrency)
 
     # -- plain chat ------------------------------------------------------------------------------
