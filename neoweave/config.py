@@ -58,7 +58,8 @@ class LLMSettings(_Section):
     timeout: float = Field(120.0, gt=0)
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(512, ge=1)
-    concurrency: int = Field(2, ge=1, le=256)
+    concurrency: int = Field(2, ge=1, le=256, description="requests in flight at once (map-reduce, reports); "
+                             "the local model answers one at a time, so it uses 1")
     max_retries: int = Field(4, ge=0, le=20)
     structured_output: Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"] = "auto"
     cache: bool = True

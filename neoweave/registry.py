@@ -49,6 +49,7 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "larag": "neoweave.query.larag",
     "kg": "neoweave.query.kg",
     "community_local": "neoweave.query.community_local",
+    "community_global": "neoweave.query.community_global",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",

@@ -46,13 +46,17 @@ def query(
             raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
         embedder = Embedder(cfg.embedding.model)
         store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
-        chosen = strategy(strategy_name, store, embedder, **overrides)
+        llm = None
+        if with_answer or STRATEGIES.get(strategy_name).needs_llm:
+            from neoweave.llm import create_gateway
+
+            llm = create_gateway(cfg)
+        chosen = strategy(strategy_name, store, embedder, llm, **overrides)
         answered = None
         if with_answer:
-            from neoweave.llm import create_gateway
             from neoweave.query.answer import answer
 
-            answered = answer(question, strategy=chosen, llm=create_gateway(cfg), prompt=prompt)
+            answered = answer(question, strategy=chosen, llm=llm, prompt=prompt)
             result = answered.retrieval
         else:
             result = chosen.retrieve(question)
@@ -71,8 +75,17 @@ def query(
             facts.add_row(str(index), f"{fact.score:.3f}", str(fact.hop), fact.text()[:200])
         console.print(facts)
     if answered is not None:
-        console.print(f"[bold]answer[/bold] ({prompt}, {answered.call.model}): {answered.answer}", highlight=False)
+        how = f"{prompt}, {answered.call.model}" if answered.call else "no answer call: nothing relevant was found"
+        console.print(f"[bold]answer[/bold] ({how}): {answered.answer}", highlight=False)
+    if result.points:
+        points = Table("#", "score", "key point", "reports", title="key points (map step)")
+        for index, point in enumerate(result.points, 1):
+            points.add_row(str(index), str(point.score), point.text[:200], str(len(point.community_ids)))
+        console.print(points)
     console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
+                  + (f"{result.cost.llm_calls} LLM calls, {result.cost.prompt_tokens + result.cost.completion_tokens} "
+                     "tokens; " if result.cost.llm_calls else "")
+                  +
                   f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
                   f"statements: {', '.join(result.trace.statements)}", highlight=False)
 

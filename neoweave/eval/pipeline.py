@@ -14,6 +14,7 @@ from typing import Any
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.eval.runner import EvalRun, RunConfig, load_qa, run, summarize, write_report
+from neoweave.registry import STRATEGIES
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
                      ingested.documents_changed, ingested.documents_unchanged)
         store.check_meta(settings.embedding.model, embedder.dimension)
-        if config.answer:
+        if config.answer or any(STRATEGIES.get(name).needs_llm for name in config.strategies):
             from neoweave.llm import create_gateway
 
             llm = create_gateway(settings)

@@ -21,6 +21,7 @@ from neoweave.eval import metrics
 from neoweave.eval.resources import ResourceMonitor, ResourceUsage
 from neoweave.eval.similarity import BertScoreModel, bert_scores, rouge_l
 from neoweave.query import strategy as make_strategy
+from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
 
@@ -108,8 +109,9 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
 
     `pids` names helper processes (graph server, model server) whose memory and CPU are measured with ours.
     """
-    if config.answer and llm is None:
-        raise NeoweaveError("answer evaluation needs an LLM gateway (llm=...)")
+    if llm is None and (config.answer or any(STRATEGIES.get(name).needs_llm for name in config.strategies)):
+        raise NeoweaveError("answer evaluation, and strategies that call the LLM to retrieve, need an LLM gateway "
+                            "(llm=...)")
     by_url = any("://" in e or "#" in e for q in questions for e in q.evidence)
     titles: dict[str, str] = {}
     records: list[dict[str, Any]] = []
@@ -118,7 +120,7 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
     bar = tqdm(total=total, desc="evaluating", unit="q", disable=not progress)
     for name in config.strategies:
         for k in config.ks:
-            strategy = make_strategy(name, store, embedder, k=k, **config.parameters.get(name, {}))
+            strategy = make_strategy(name, store, embedder, llm, k=k, **config.parameters.get(name, {}))
             with ResourceMonitor(pids) as monitor:
                 for question in questions:
                     records.append(_evaluate_one(store, strategy, k, question, config, llm, by_url, titles))
@@ -145,7 +147,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
                       insufficient=metrics.is_insufficient(answered.answer),
-                      llm_cached=float(answered.call.cached))
+                      llm_cached=float(answered.call.cached) if answered.call else 0.0)
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)

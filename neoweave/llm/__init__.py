@@ -37,6 +37,7 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
     api_key = cfg.api_key.get_secret_value()
     mode = cfg.structured_output
     server_pid = None
+    concurrency = cfg.concurrency
     if cfg.provider == "azure":
         if not cfg.base_url:
             from neoweave.errors import ConfigError
@@ -59,9 +60,11 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
         client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout, max_retries=0)
         if mode == "auto":
             mode = "json_object_schema"  # llama.cpp turns the schema into a grammar
+        concurrency = 1  # llama-cpp-python's server answers one request at a time: more would only queue (and
+        # time out: two 60 s community reports in flight hit the 120 s timeout)
     if mode == "auto":
         mode = "json_schema"
     return LLMGateway(client, model, ledger=ledger, database=database, temperature=cfg.temperature,
-                      max_tokens=cfg.max_tokens, concurrency=cfg.concurrency, max_retries=cfg.max_retries,
+                      max_tokens=cfg.max_tokens, concurrency=concurrency, max_retries=cfg.max_retries,
                       structured_output=mode, endpoint=endpoint,
                       server_pid=server_pid)

@@ -89,6 +89,17 @@ class ReportItem:
 
 
 @dataclass
+class KeyPoint:
+    """A partial answer from the map step of global search, scored 0-100 for how much it helps answer the
+    question, with the community reports it was read from."""
+
+    text: str
+    score: int
+    community_ids: list[str] = field(default_factory=list)
+    token_count: int = 0
+
+
+@dataclass
 class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
 
@@ -145,11 +156,17 @@ class RetrievalResult:
     """Entity relations given as context beside the chunks (strategies over the entity graph)."""
     reports: list[ReportItem] = field(default_factory=list)
     """Community reports given as context (community search)."""
+    points: list[KeyPoint] = field(default_factory=list)
+    """Partial answers given as context, most helpful first (global search's map step)."""
+    answer: str | None = None
+    """Set when the strategy already knows the answer without a further LLM call (global search when no
+    report helped: Insufficient Information)."""
 
     @property
     def context_tokens(self) -> int:
         return (sum(item.token_count for item in self.items) + sum(fact.token_count for fact in self.facts)
-                + sum(report.token_count for report in self.reports))
+                + sum(report.token_count for report in self.reports)
+                + sum(point.token_count for point in self.points))
 
     def as_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -158,21 +175,28 @@ class RetrievalResult:
         return data
 
 
+_NOT_PARAMETERS = ("store", "embedder", "llm")
+
+
 @dataclass
 class Strategy:
     """Base of every retrieval strategy. Subclasses are dataclasses; their own fields are the parameters."""
 
     name: ClassVar[str]
+    needs_llm: ClassVar[bool] = False
+    """True for a strategy that calls the LLM while retrieving (global search's map step)."""
     store: GraphStore = field(repr=False)
     embedder: Embedder = field(repr=False)
+    llm: Any = field(default=None, repr=False)
+    """The LLM gateway, for strategies that need one to retrieve."""
 
     def parameters(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("store", "embedder")}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_PARAMETERS}
 
     @classmethod
     def parse_parameter(cls, text: str) -> tuple[str, Any]:
         """'n_links=2' -> ('n_links', 2), typed like the parameter's default (command-line overrides)."""
-        return parse_parameter(cls, text, what=f"strategy '{cls.name}'", skip=("store", "embedder"))
+        return parse_parameter(cls, text, what=f"strategy '{cls.name}'", skip=_NOT_PARAMETERS)
 
     def with_overrides(self, **overrides: Any) -> Strategy:
         known = set(self.parameters())
@@ -220,9 +244,9 @@ register = STRATEGIES.register
 """Class decorator: make a strategy available by its `name` (CLI, evaluation harness)."""
 
 
-def strategy(name: str, store: GraphStore, embedder: Embedder, **parameters: Any) -> Strategy:
+def strategy(name: str, store: GraphStore, embedder: Embedder, llm: Any = None, **parameters: Any) -> Strategy:
     """The strategy `name` with its default parameters, overridden by `parameters`."""
-    instance = STRATEGIES.get(name)(store, embedder)
+    instance = STRATEGIES.get(name)(store, embedder, llm)
     return instance.with_overrides(**parameters) if parameters else instance
 
 

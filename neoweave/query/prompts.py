@@ -85,6 +85,18 @@ register_prompt(PromptTemplate(
 ))
 
 
+register_prompt(PromptTemplate(
+    "global_reduce",
+    system="You answer a question about a document collection by combining the key points analysts found in "
+           "its community reports. The points are ranked, most important first, each with an importance score "
+           "(0-100). Combine what they say into one answer, keeping the facts they give and leaving out what "
+           f"does not help. If the points do not answer the question, say '{INSUFFICIENT}'. Do not invent "
+           "anything the points do not say.",
+    user="{context}\n\nQuestion: {question}\nAnswer:",
+    about="community_global's reduce step (graphrag's reduce prompt): a synthesised answer from key points",
+))
+
+
 def get_prompt(name: str) -> PromptTemplate:
     try:
         return PROMPTS[name]
@@ -112,11 +124,22 @@ def _reports_block(result: RetrievalResult) -> str:
         f"--- {report.title}\n{report.text.strip()}" for report in result.reports) + "\n\n"
 
 
+def _points_block(result: RetrievalResult) -> str:
+    """Global search's key points, most important first, with their scores."""
+    if not result.points:
+        return ""
+    return "Key points from the community reports (importance 0-100, most important first):\n" + "\n".join(
+        f"- ({point.score}) {point.text}" for point in result.points) + "\n\n"
+
+
 def render(template: PromptTemplate, result: RetrievalResult) -> list[dict[str, str]]:
-    """Chat messages for `template` filled with a retrieval result (reports and facts, when any, lead)."""
+    """Chat messages for `template` filled with a retrieval result (key points, reports and facts, when any,
+    lead; a result of key points only shows no empty chunk block)."""
     seeds = [item for item in result.items if item.origin != "link"]
     linked = [item for item in result.items if item.origin == "link"]
-    facts = _reports_block(result) + _facts_block(result)
-    user = template.user.format(question=result.question, context=facts + _block(result.items),
-                                original_context=facts + _block(seeds), linked_context=_block(linked))
+    facts = _points_block(result) + _reports_block(result) + _facts_block(result)
+    context = facts.rstrip() if facts and not result.items else facts + _block(result.items)
+    original = facts.rstrip() if facts and not seeds else facts + _block(seeds)
+    user = template.user.format(question=result.question, context=context, original_context=original,
+                                linked_context=_block(linked))
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]

@@ -1,0 +1,189 @@
+"""Community global search (microsoft/graphrag's global search; the thesis's Community-Graph RAG, global side).
+
+1. Take the community reports of one level (and shallower communities not split further, so every clustered
+   entity is covered once), optionally only the `max_reports` closest to the question.
+2. Shuffle them (seeded) into batches that fit `map_context_tokens`; the map step asks the LLM for the key
+   points each batch holds for the question, each scored 0-100 for helpfulness. Calls run concurrently
+   within the gateway's limit.
+3. Drop points scored 0 or below `min_score`; keep the best, highest first, within `reduce_context_tokens`:
+   they are the context of the reduce step, which is the answer call (`answer()` with any prompt; the
+   `global_reduce` prompt writes graphrag's synthesised answer). No point left: the answer is
+   "Insufficient Information" without a reduce call.
+
+Needs `neoweave enrich communities` and an LLM gateway.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from neoweave.errors import NeoweaveError
+from neoweave.query.base import ContextItem, Cost, KeyPoint, RetrievalResult, Strategy, Trace, register
+from neoweave.query.prompts import INSUFFICIENT
+
+log = logging.getLogger(__name__)
+
+MAP_STAGE = "query:community_global:map"
+MAP_SYSTEM_PROMPT = """You help answer a question about a document collection from community reports
+(summaries of groups of related entities in the collection).
+List the key points of the reports that help answer the question. For each point give:
+- description: the point, with the facts from the reports that support it (names, dates, numbers as written);
+- score: from 0 to 100, how important the point is for answering the question.
+Use only the reports. If they do not help answer the question, give one point "I don't know" with score 0.
+Answer with one compact JSON object on a single line: {"points": [{"description": ..., "score": ...}]}"""
+
+
+class _Point(BaseModel):
+    description: str = Field(json_schema_extra={"maxLength": 600})
+    score: int = Field(0, json_schema_extra={"minimum": 0, "maximum": 100})
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _clamp(cls, value: Any) -> int:
+        """Scores written as "85", 85.0 or 0.85 (a fraction) become 0-100 integers."""
+        number = float(str(value).strip().rstrip("%") or 0)
+        if 0 < number <= 1 and not float(number).is_integer():
+            number *= 100
+        return int(min(max(round(number), 0), 100))
+
+
+class MapAnswer(BaseModel):
+    """The map step's answer for one batch of reports."""
+
+    points: list[_Point] = Field(default_factory=list, json_schema_extra={"maxItems": 5})
+
+    @field_validator("points", mode="before")
+    @classmethod
+    def _bare(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"description": v, "score": 50} if isinstance(v, str) else v for v in value]
+        return value
+
+
+@dataclass
+class _Report:
+    id: str
+    text: str
+    tokens: int
+    score: float
+
+
+@register
+@dataclass
+class CommunityGlobalRetriever(Strategy):
+    name = "community_global"
+    needs_llm = True
+
+    k: int = 5
+    """Unused: global search reads community reports, not chunks (kept so `--k` works for every strategy)."""
+    level: int = 1
+    """Community level whose reports are mapped (0 is the coarsest; graphrag's community_level)."""
+    max_reports: int = 0
+    """0: every report of the level (graphrag); N: only the N closest to the question by embedding, for
+    small local models, where each map call takes seconds."""
+    min_rating: float = 0.0
+    """Reports rated below this are not mapped (graphrag's min_community_rank)."""
+    map_context_tokens: int = 1500
+    """Reports per map call, in tokens (graphrag: 8,000 for large models; the local 1.5B has a 4,096 window)."""
+    map_max_tokens: int = 400
+    """Completion cap of one map call."""
+    min_score: int = 1
+    """Points scored below this are dropped (a score of 0 always is)."""
+    reduce_context_tokens: int = 1500
+    """Budget for the key points given to the reduce (answer) step, best first."""
+    seed: int = 86
+    """Seed of the report shuffle (graphrag's random_state): the same question gets the same batches."""
+
+    def validate(self) -> None:
+        self._at_least(0, "k", "level", "max_reports", "min_score")
+        self._at_least(1, "map_context_tokens", "map_max_tokens", "reduce_context_tokens")
+        if self.llm is None:
+            raise NeoweaveError("community_global needs an LLM gateway for its map step",
+                                hint="pass llm=create_gateway(settings); the CLI and `neoweave eval` do this")
+
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        with cost.timed("embed"):
+            embedding = self.embedder.embed_query(question)
+        with cost.timed("graph"):
+            rows = self._run(trace, "global_level_reports", {"level": self.level, "min_rating": self.min_rating,
+                                                             "embedding": embedding})
+        if not rows:
+            raise NeoweaveError(f"community_global: no community report at level {self.level} or above",
+                                hint="run `neoweave enrich communities` (or choose a level `neoweave communities "
+                                     "list` shows)")
+        reports = [_Report(r["id"], r["full_report"] or "", int(r["token_count"] or 0), float(r["score"] or 0.0))
+                   for r in rows]
+        if self.max_reports:
+            reports = sorted(reports, key=lambda r: (-r.score, r.id))[:self.max_reports]
+        batches = self._batches(reports)
+        started = time.perf_counter()
+        replies = self._map(question, batches)
+        cost.milliseconds["map"] = (time.perf_counter() - started) * 1000
+        points: list[KeyPoint] = []
+        for batch, reply in zip(batches, replies, strict=True):
+            for call in reply.calls:
+                cost.llm_calls += 1
+                cost.prompt_tokens += call.prompt_tokens
+                cost.completion_tokens += call.completion_tokens
+                cost.cached_tokens += call.saved_tokens
+            if not reply.ok:
+                log.info("community_global: a map call gave no valid answer: %s", reply.error)
+                continue
+            for point in reply.value.points:
+                text = " ".join(point.description.split())
+                if text and point.score > 0 and point.score >= self.min_score:
+                    points.append(KeyPoint(text, point.score, [r.id for r in batch]))
+        points.sort(key=lambda p: -p.score)  # stable: equal scores keep batch order
+        with cost.timed("embed"):
+            counts = self.embedder.count_tokens([p.text for p in points]) if points else []
+        kept, used = [], 0
+        for point, count in zip(points, counts, strict=True):
+            point.token_count = count
+            if used + count <= self.reduce_context_tokens:
+                kept.append(point)
+                used += count
+        result.points = kept
+        if not kept:
+            result.answer = INSUFFICIENT
+        for point in kept:
+            for community_id in point.community_ids:
+                trace.node(community_id)
+        return []
+
+    def _batches(self, reports: list[_Report]) -> list[list[_Report]]:
+        """Reports shuffled with `seed`, packed into batches within `map_context_tokens` (one report larger than
+        that is a batch of its own, cut to fit)."""
+        shuffled = sorted(reports, key=lambda r: r.id)
+        random.Random(self.seed).shuffle(shuffled)
+        batches: list[list[_Report]] = []
+        current, used = [], 0
+        for report in shuffled:
+            if report.tokens > self.map_context_tokens:
+                report = _Report(report.id, report.text[:self.map_context_tokens * 4], self.map_context_tokens,
+                                 report.score)
+            if current and used + report.tokens > self.map_context_tokens:
+                batches.append(current)
+                current, used = [], 0
+            current.append(report)
+            used += report.tokens
+        if current:
+            batches.append(current)
+        return batches
+
+    def _map(self, question: str, batches: list[list[_Report]]) -> list[Any]:
+        def ask(batch: list[_Report]) -> Any:
+            reports = "\n\n".join(f"--- Report {index}\n{report.text.strip()}" for index, report in enumerate(batch, 1))
+            return self.llm.structured([{"role": "system", "content": MAP_SYSTEM_PROMPT},
+                                        {"role": "user", "content": f"Reports:\n{reports}\n\nQuestion: {question}"}],
+                                       MapAnswer, stage=MAP_STAGE, max_tokens=self.map_max_tokens, mode="prompt")
+
+        workers = max(1, min(len(batches), int(getattr(self.llm, "concurrency", 1))))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(ask, batches))
