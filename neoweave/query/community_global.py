@@ -83,8 +83,9 @@ class CommunityGlobalRetriever(Strategy):
 
     k: int = 5
     """Unused: global search reads community reports, not chunks (kept so `--k` works for every strategy)."""
-    level: int = 1
-    """Community level whose reports are mapped (0 is the coarsest; graphrag's community_level)."""
+    level: int = 0
+    """Community level whose reports are mapped: 0, the coarsest, has the fewest and broadest reports (corpus-wide
+    questions); deeper levels are finer and many more (graphrag's community_level, which defaults to 2)."""
     max_reports: int = 0
     """0: every report of the level (graphrag); N: only the N closest to the question by embedding, for
     small local models, where each map call takes seconds."""
