@@ -68,6 +68,10 @@ def test_report_context_stays_in_budget_and_uses_sub_reports_when_too_large():
     assert with_children.children_used == ["community:1:a", "community:1:b"]
     # members covered by a sub-report are not listed again
     assert "- Entity number 3 (person)" in without.text and "- Entity number 3 (person)" not in with_children.text
+    # a sub-report filling most of its three quarters leaves raw context only the rest of the budget
+    long = ChildReport("community:1:c", "A long report", "word " * 220, [], tuple(f"e{i}" for i in range(10)))
+    packed = reporter.prompt(big, [long])
+    assert packed.children_used == ["community:1:c"] and len(packed.text) / 4 <= 400 + 10
 
 
 def test_model_answers_are_normalised():
@@ -76,6 +80,8 @@ def test_model_answers_are_normalised():
     assert answer.rating == 8.5 and answer.findings[0].summary == "bare finding"
     assert ReportAnswer.model_validate({"title": "T", "summary": "S", "rating": "7/10"}).rating == 7.0
     assert ReportAnswer.model_validate({"title": "T", "summary": "S", "rating": -3}).rating == 0.0
+    for odd in (None, "nan", {"value": 3}, "high"):  # the middle of the scale, never a crash or NaN
+        assert ReportAnswer.model_validate({"title": "T", "summary": "S", "rating": odd}).rating == 5.0
 
 
 def test_llm_reports_in_the_graph_with_fallback_and_rerun(kg_graph, embedder):
@@ -98,11 +104,15 @@ def test_llm_reports_in_the_graph_with_fallback_and_rerun(kg_graph, embedder):
     # the deeper level was written first, and its parent (over budget) was built from its sub-reports
     assert report.counters.get("reports_from_sub_reports", 0) >= 1
     assert any(p.startswith("Sub-community reports:\n## About ") for p in llm.prompts)
-    # a rerun asks again only for the communities the model failed on
+    assert {r["source"] for r in store.query("MATCH (c:Community) RETURN c.report_source AS source")} == {
+        "communities@1:fast", "communities@1:llm:scripted/p1/200/600"}
+    # a rerun asks again for the communities the model failed on, and for parents built from their fallbacks
     again = run("communities", store, embedder=embedder, llm=ScriptedReports(), method="llm", progress=False,
                 max_cluster_size=6, llm_context_tokens=200)
-    assert again.llm_calls == again.counters["reports_written"] == len(failed)
+    assert again.llm_calls == again.counters["reports_written"] >= len(failed)
     assert {r["method"] for r in store.query("MATCH (c:Community) RETURN c.method AS method")} == {"llm"}
+    assert run("communities", store, embedder=embedder, llm=ScriptedReports(), method="llm", progress=False,
+               max_cluster_size=6, llm_context_tokens=200).llm_calls == 0
     # the fast method replaces every llm report
     fast = run("communities", store, embedder=embedder, progress=False, max_cluster_size=6)
     assert fast.counters["reports_written"] == len(rows) and fast.llm_calls == 0

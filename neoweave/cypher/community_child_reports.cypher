@@ -5,4 +5,5 @@ UNWIND $ids AS id
 MATCH (c:Community {id: id})
 WITH c
 WHERE c.title IS NOT NULL
-RETURN c.id AS id, c.title AS title, c.summary AS summary, c.findings_json AS findings_json
+RETURN c.id AS id, c.title AS title, c.summary AS summary, c.findings_json AS findings_json,
+       c.report_fingerprint AS report_fingerprint

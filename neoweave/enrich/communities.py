@@ -157,6 +157,7 @@ class CommunitiesStep(EnrichStep):
             mentions = sum(int(entities.get(e, {}).get("mentions") or 0) for e in community.members)
             level_mentions[community.level] = max(level_mentions[community.level], mentions)
         fast = FastReporter(self.summary_sentences, findings=self.findings)
+        sources = {"fast": f"{self.prefix}{self.version}:fast", "llm": f"{self.prefix}{self.version}:llm{model}"}
         by_id = {c.id: c for c in communities}
         per_unit = self.reports_per_unit or (8 if llm_reporter else 64)
         bar = tqdm(total=len(pending), desc=f"community reports ({self.method})", unit="report",
@@ -180,8 +181,9 @@ class CommunitiesStep(EnrichStep):
                 texts = [r.full_report(contexts[c.id]) for c, r in zip(batch, reports, strict=True)]
                 vectors = self._report_vectors(ctx, batch, reports, methods, contexts)
                 counts = ctx.embedder.count_tokens(texts) if ctx.embedder else [None] * len(texts)
-                rows = [report_row(c, r, fingerprint, v, text, count, method) for c, r, fingerprint, v, text, count,
-                        method in zip(batch, reports, fingerprints, vectors, texts, counts, methods, strict=True)]
+                rows = [report_row(c, r, fingerprint, v, text, count, method, sources[method])
+                        for c, r, fingerprint, v, text, count, method
+                        in zip(batch, reports, fingerprints, vectors, texts, counts, methods, strict=True)]
                 with ctx.store.unit() as unit:
                     unit.run_batches("community_set_reports", rows)
                 report.count("reports_written", len(rows))
@@ -206,6 +208,9 @@ class CommunitiesStep(EnrichStep):
         reports, fingerprints, methods = [], [], []
         for community, result in zip(batch, results, strict=True):
             level = community.level
+            # built from a sub-report that was itself a fallback: rebuilt once that child has its llm report
+            stale_input = any((stored[child].get("report_fingerprint") or "").endswith("+fallback")
+                              for child in result.prompt.children_used)
             report.llm_calls += result.calls
             report.prompt_tokens += result.prompt_tokens
             report.completion_tokens += result.completion_tokens
@@ -220,7 +225,7 @@ class CommunitiesStep(EnrichStep):
                 fingerprints.append(wanted[community.id] + "+fallback")  # never matches: asked again next run
                 methods.append("fast")
             else:
-                fingerprints.append(wanted[community.id])
+                fingerprints.append(wanted[community.id] + ("+fallback" if stale_input else ""))
                 methods.append("llm")
             reports.append(result.report)
         return reports, fingerprints, methods

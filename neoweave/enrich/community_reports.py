@@ -199,10 +199,12 @@ def _title(names: list[str]) -> str:
 
 
 def report_row(community: Community, report: Report, fingerprint: str, embedding: list[float] | None,
-               full_report: str, token_count: int | None, method: str) -> dict[str, Any]:
+               full_report: str, token_count: int | None, method: str, source: str) -> dict[str, Any]:
     """`token_count` of the full report (what a prompt shows), counted once here instead of per query;
-    `method` is how this report was written (an llm run's fallback reports say fast)."""
-    return {"id": community.id, "method": method, "title": report.title, "summary": report.summary,
+    `method` is how this report was written (an llm run's fallback reports say fast), `source` the signature
+    of what wrote it (step, version, method, model and prompt)."""
+    return {"id": community.id, "method": method, "report_source": source, "title": report.title,
+            "summary": report.summary,
             "full_report": full_report, "token_count": token_count, "findings_json": report.findings_json(),
             "rating": report.rating, "rank": report.rating, "chunk_ids": report.chunk_ids, "embedding": embedding,
             "report_fingerprint": fingerprint}

@@ -68,7 +68,12 @@ class ReportAnswer(BaseModel):
         """Small models write "8/10" or 85; a rating outside 0-10 is clamped, not a failed report."""
         if isinstance(value, str):
             value = value.split("/")[0].strip() or 5
-        number = float(value)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return 5.0  # null or an object: the middle of the scale, not a failed report
+        if not math.isfinite(number):
+            return 5.0
         if number > 10 and number <= 100:
             number /= 10
         return min(max(number, 0.0), 10.0)
@@ -121,7 +126,9 @@ class LLMReporter:
     max_tokens: int = 600
     """Completion cap per report."""
     entity_share: float = 0.3
+    """Share of the budget for member lines (more when the other kinds leave room)."""
     relation_share: float = 0.4
+    """Share of the budget for relation lines; excerpts take the rest."""
     excerpt_chars: int = 700
     """Characters of each source chunk shown (chunks are ~one paragraph)."""
 
@@ -158,8 +165,8 @@ class LLMReporter:
         centrality = {c.id: rank for rank, c in enumerate(central_chunks(context.chunks))}
         chunks = sorted(context.chunks, key=lambda c: (-c.members, centrality[c.id]))  # most members, then typical
         used = estimate_tokens(head)
-        kept_entities, used = _fill(entity_lines, used, used + int(budget * self.entity_share))
-        kept_relations, used = _fill(relation_lines, used, used + int(budget * self.relation_share))
+        kept_entities, used = _fill(entity_lines, used, min(budget, used + int(budget * self.entity_share)))
+        kept_relations, used = _fill(relation_lines, used, min(budget, used + int(budget * self.relation_share)))
         excerpt_lines = [f"[{c.id}] {_excerpt(c.text, self.excerpt_chars)}" for c in chunks]
         kept_excerpts, used = _fill(excerpt_lines, used, budget)
         if used < budget:  # room left: more entities and relations than their shares
@@ -179,7 +186,9 @@ class LLMReporter:
 
     def _from_children(self, context: ReportContext, children: list[ChildReport], names: dict[str, str],
                        budget: int) -> ReportPrompt:
-        """Sub-community reports (largest first) for their members, then raw context for the rest."""
+        """Sub-community reports (largest first) for their members, then raw context for the rest. Unlike graphrag,
+        which substitutes only until the context fits, every sub-report that fits three quarters of the budget is
+        used: a small model summarises summaries more reliably than it sifts raw relations."""
         texts, covered, used, children_used = [], set(), 0, []
         for child in sorted(children, key=lambda c: (-len(c.members), c.id)):
             text = child.text()

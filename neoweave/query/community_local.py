@@ -42,6 +42,8 @@ class CommunityLocalRetriever(Strategy):
     """Share of the budget for community reports (graphrag's default); the rest is for relations."""
     per_entity: int = 10
     """Relations considered per linked entity."""
+    weight_factor: float = 0.05
+    """Relation rank: cosine(question, other end) + weight_factor * ln(1 + weight) (as the kg retriever)."""
     entity_chunks: int = 20
     """Chunks mentioning the entities fetched before packing."""
     hit_bonus: float = 0.1
@@ -72,7 +74,7 @@ class CommunityLocalRetriever(Strategy):
                                                                              "max_level": self.max_level})
                 relations = self._run(trace, "kg_entity_relations", {
                     "entity_ids": ids, "embedding": embedding, "per_entity": self.per_entity,
-                    "weight_factor": 0.05, "max_chunks": _MAX_CHUNKS_PER_FACT}) if self.per_entity else []
+                    "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT}) if self.per_entity else []
             else:
                 mentioned, communities, relations = [], [], []
         chunks = self._rank_chunks(seeds, mentioned)
