@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
@@ -71,7 +72,7 @@ def reported(kg_graph, embedder):
 
 def _reports(store, level):
     return store.query("MATCH (c:Community) WHERE c.level = $level OR (c.level < $level AND c.children = 0) "
-                       "RETURN c.id AS id, c.token_count AS tokens", {"level": level})
+                       "RETURN c.id AS id, c.token_count AS tokens, c.full_report AS text", {"level": level})
 
 
 def test_map_reduce_drops_unhelpful_points_and_packs_the_best(reported, embedder):
@@ -82,6 +83,8 @@ def test_map_reduce_drops_unhelpful_points_and_packs_the_best(reported, embedder
     # every report of the level was mapped once, in batches within the budget (a report never split)
     mapped = [prompt.count("--- Report ") for prompt in analyst.map_prompts]
     assert sum(mapped) == len(reports) and len(mapped) == result.cost.llm_calls > 1
+    for prompt in analyst.map_prompts:  # each batch within map_context_tokens (with its "--- Report N" lines)
+        assert sum(r["tokens"] + 5 for r in reports if r["text"].strip() in prompt) <= 200
     assert analyst.most_in_flight == 2  # concurrent map calls, within the gateway's limit
     # points of score 0 and below min_score are dropped; the rest ranked, best first
     scores = [point.score for point in result.points]
@@ -98,10 +101,18 @@ def test_map_reduce_drops_unhelpful_points_and_packs_the_best(reported, embedder
     first = ScriptedAnalyst({"Waldrada": 90})
     strategy("community_global", reported, embedder, first, map_context_tokens=200).retrieve("Who, Lothair?")
     assert sorted(again.map_prompts) == sorted(first.map_prompts)
+    order = []  # the shuffle decides which reports go together, in which order
+    for seed in (86, 1):
+        shuffled = ScriptedAnalyst(delay=0.0)
+        shuffled.concurrency = 1
+        strategy("community_global", reported, embedder, shuffled, level=7, seed=seed).retrieve("Lothair?")
+        order.append(re.findall(r"--- Report \d+\n# (.*)", "".join(shuffled.map_prompts)))
+    assert sorted(order[0]) == sorted(order[1]) and order[0] != order[1]
     # the reduce budget keeps the best points that fit
+    best = embedder.count_tokens(["- (90) The reports say Waldrada matters."])[0]
     tight = strategy("community_global", reported, embedder, ScriptedAnalyst({"Waldrada": 90, "Aachen": 40}),
-                     reduce_context_tokens=12).retrieve("Who was the mistress of Lothair II?")
-    assert [p.score for p in tight.points] == [90] and tight.context_tokens <= 12
+                     reduce_context_tokens=best + 2).retrieve("Who was the mistress of Lothair II?")
+    assert [p.score for p in tight.points] == [90] and tight.context_tokens == best
 
 
 def test_reduce_is_the_answer_call_and_nothing_helpful_means_insufficient(reported, embedder):
@@ -138,8 +149,12 @@ def test_global_search_in_the_evaluation_with_its_token_costs(reported, embedder
 def test_global_search_parameters_and_errors(reported, embedder):
     with pytest.raises(NeoweaveError, match="needs an LLM gateway"):
         strategy("community_global", reported, embedder).retrieve("x")
-    with pytest.raises(NeoweaveError, match="no community report at level 7"):
-        strategy("community_global", reported, embedder, ScriptedAnalyst(), level=7, min_rating=11).retrieve("x")
+    with pytest.raises(NeoweaveError, match=r"no community report at level 0 .* rated 11"):
+        strategy("community_global", reported, embedder, ScriptedAnalyst(), min_rating=11).retrieve("x")
+    deep = ScriptedAnalyst()  # a level deeper than any: the leaves (communities not split further)
+    strategy("community_global", reported, embedder, deep, level=7).retrieve("Lothair?")
+    leaves = reported.query("MATCH (c:Community) WHERE c.children = 0 RETURN count(c) AS n")[0]["n"]
+    assert sum(p.count("--- Report ") for p in deep.map_prompts) == leaves
     with pytest.raises(NeoweaveError, match="map_context_tokens"):
         strategy("community_global", reported, embedder, ScriptedAnalyst(), map_context_tokens=0).retrieve("x")
     # max_reports maps only the reports closest to the question

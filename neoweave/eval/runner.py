@@ -151,12 +151,13 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
+    if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
+        record.update(hit=metrics.hit(keys, question.evidence), perfect=metrics.perfect(keys, question.evidence),
+                      recall=metrics.evidence_recall(keys, question.evidence),
+                      mrr=metrics.reciprocal_rank(keys, question.evidence))
     record.update(
         retrieved=[{"chunk_id": i.chunk_id, "evidence": key, "score": i.score, "origin": i.origin}
                    for i, key in zip(result.items, keys, strict=True)],
-        hit=metrics.hit(keys, question.evidence), perfect=metrics.perfect(keys, question.evidence),
-        recall=metrics.evidence_recall(keys, question.evidence),
-        mrr=metrics.reciprocal_rank(keys, question.evidence),
         chunks=len(result.items), context_tokens=result.context_tokens,
         ms=dict(result.cost.milliseconds), total_ms=result.cost.total_ms,
         llm_calls=result.cost.llm_calls,

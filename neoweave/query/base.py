@@ -130,6 +130,7 @@ class Cost:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # tokens of LLM calls answered from the cache (needed, but not spent again)
+    llm_failures: int = 0  # calls that gave no usable answer (invalid output after a re-ask, endpoint errors)
 
     @property
     def total_ms(self) -> float:
@@ -185,6 +186,9 @@ class Strategy:
     name: ClassVar[str]
     needs_llm: ClassVar[bool] = False
     """True for a strategy that calls the LLM while retrieving (global search's map step)."""
+    returns_passages: ClassVar[bool] = True
+    """False for a strategy whose context is not passages (global search's key points): evaluations leave its
+    evidence metrics out instead of scoring it zero."""
     store: GraphStore = field(repr=False)
     embedder: Embedder = field(repr=False)
     llm: Any = field(default=None, repr=False)

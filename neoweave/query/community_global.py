@@ -16,6 +16,7 @@ Needs `neoweave enrich communities` and an LLM gateway.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -48,7 +49,12 @@ class _Point(BaseModel):
     @classmethod
     def _clamp(cls, value: Any) -> int:
         """Scores written as "85", 85.0 or 0.85 (a fraction) become 0-100 integers."""
-        number = float(str(value).strip().rstrip("%") or 0)
+        try:
+            number = float(str(value).strip().rstrip("%") or 0)
+        except ValueError:
+            return 0  # "high", null: not a score, so not a point
+        if not math.isfinite(number):
+            return 0
         if 0 < number <= 1 and not float(number).is_integer():
             number *= 100
         return int(min(max(round(number), 0), 100))
@@ -67,6 +73,14 @@ class MapAnswer(BaseModel):
         return value
 
 
+_HEADER_TOKENS = 5  # "--- Report N" before each report in a map prompt
+
+
+def _estimate(text: str) -> int:
+    """About four characters per token, for reports stored without a count."""
+    return math.ceil(len(text) / 4)
+
+
 @dataclass
 class _Report:
     id: str
@@ -80,6 +94,7 @@ class _Report:
 class CommunityGlobalRetriever(Strategy):
     name = "community_global"
     needs_llm = True
+    returns_passages = False
 
     k: int = 5
     """Unused: global search reads community reports, not chunks (kept so `--k` works for every strategy)."""
@@ -116,11 +131,13 @@ class CommunityGlobalRetriever(Strategy):
             rows = self._run(trace, "global_level_reports", {"level": self.level, "min_rating": self.min_rating,
                                                              "embedding": embedding})
         if not rows:
-            raise NeoweaveError(f"community_global: no community report at level {self.level} or above",
+            raise NeoweaveError(f"community_global: no community report at level {self.level} (or a shallower "
+                                f"community not split further) rated {self.min_rating} or more",
                                 hint="run `neoweave enrich communities` (or choose a level `neoweave communities "
                                      "list` shows)")
-        reports = [_Report(r["id"], r["full_report"] or "", int(r["token_count"] or 0), float(r["score"] or 0.0))
-                   for r in rows]
+        reports = [_Report(r["id"], text, (int(r["token_count"]) if r["token_count"] else _estimate(text))
+                           + _HEADER_TOKENS, float(r["score"] or 0.0))
+                   for r in rows for text in [r["full_report"] or ""]]
         if self.max_reports:
             reports = sorted(reports, key=lambda r: (-r.score, r.id))[:self.max_reports]
         batches = self._batches(reports)
@@ -129,27 +146,36 @@ class CommunityGlobalRetriever(Strategy):
         cost.milliseconds["map"] = (time.perf_counter() - started) * 1000
         points: list[KeyPoint] = []
         for batch, reply in zip(batches, replies, strict=True):
+            cost.llm_calls += max(len(reply.calls), 1)  # a call the endpoint refused is a call too
             for call in reply.calls:
-                cost.llm_calls += 1
                 cost.prompt_tokens += call.prompt_tokens
                 cost.completion_tokens += call.completion_tokens
                 cost.cached_tokens += call.saved_tokens
             if not reply.ok:
-                log.info("community_global: a map call gave no valid answer: %s", reply.error)
+                cost.llm_failures += 1
+                log.warning("community_global: a map call gave no usable answer: %s", reply.error)
                 continue
             for point in reply.value.points:
                 text = " ".join(point.description.split())
                 if text and point.score > 0 and point.score >= self.min_score:
                     points.append(KeyPoint(text, point.score, [r.id for r in batch]))
+        if replies and all(not reply.ok and not reply.calls for reply in replies):  # an outage is no "nothing found"
+            raise NeoweaveError(f"community_global: every map call failed: {replies[0].error}")
         points.sort(key=lambda p: -p.score)  # stable: equal scores keep batch order
-        with cost.timed("embed"):
-            counts = self.embedder.count_tokens([p.text for p in points]) if points else []
-        kept, used = [], 0
+        with cost.timed("embed"):  # as the reduce prompt shows them: "- (score) text"
+            counts = self.embedder.count_tokens([f"- ({p.score}) {p.text}" for p in points]) if points else []
+        kept, used = [], 0  # best first until one does not fit (graphrag): never a weaker point before a better
         for point, count in zip(points, counts, strict=True):
             point.token_count = count
-            if used + count <= self.reduce_context_tokens:
-                kept.append(point)
-                used += count
+            if used + count > self.reduce_context_tokens:
+                break
+            kept.append(point)
+            used += count
+        if points and not kept:  # the best point alone is over the budget: cut to it rather than answer nothing
+            best = points[0]
+            best.text = best.text[:max(self.reduce_context_tokens * 3, 1)]
+            best.token_count = self.embedder.count_tokens([f"- ({best.score}) {best.text}"])[0]
+            kept = [best] if best.token_count <= self.reduce_context_tokens else []
         result.points = kept
         if not kept:
             result.answer = INSUFFICIENT
