@@ -15,7 +15,8 @@ from neoweave.errors import NeoweaveError
 @app.command()
 def query(
     question: Annotated[str, typer.Argument(help="the question")],
-    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg")] = "naive",
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg | community_local | "
+                                                      "community_global")] = "naive",
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
@@ -26,7 +27,8 @@ def query(
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
                                                      "(repeatable), e.g. -P max_facts=10")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
-    prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer")]
+    prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer|"
+                                                   "global_reduce")]
     = "short_answer",
     as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
 ) -> None:
