@@ -235,10 +235,11 @@ class CommunitiesStep(EnrichStep):
                         contexts: dict[str, ReportContext]) -> list[list[float] | None]:
         """An llm report's own text is embedded (it says what the model made of the community, one MiniLM call
         per report beside a multi-second LLM call); a fast report takes the centroid of its chunks."""
-        vectors = [centroid([chunk for chunk in contexts[c.id].chunks if chunk.id in r.chunk_ids])
-                   for c, r in zip(batch, reports, strict=True)]
-        written = [i for i, method in enumerate(methods) if method == "llm"]
-        if ctx.embedder and written:
+        written = [i for i, method in enumerate(methods) if method == "llm"] if ctx.embedder else []
+        vectors = [None if i in written else centroid([chunk for chunk in contexts[c.id].chunks
+                                                       if chunk.id in r.chunk_ids])
+                   for i, (c, r) in enumerate(zip(batch, reports, strict=True))]
+        if written:
             embedded = ctx.embedder.embed([f"{reports[i].title}\n{reports[i].summary}" for i in written])
             for index, vector in zip(written, embedded, strict=True):
                 vectors[index] = vector

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from neoweave.enrich.community_reports import Finding, Report, ReportContext, central_chunks, rank_entities
 from neoweave.errors import NeoweaveError
+from neoweave.llm.gateway import estimate_tokens, structured_each
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +85,6 @@ class ReportAnswer(BaseModel):
         if isinstance(value, list):
             return [{"summary": v} if isinstance(v, str) else v for v in value]
         return value
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: budgets are planned before any tokenizer runs."""
-    return math.ceil(len(text) / 4)
 
 
 @dataclass
@@ -208,9 +203,9 @@ class LLMReporter:
                 fallback: Callable[[ReportContext], Report]) -> list[LLMReport]:
         """One report per context, the calls run concurrently within the gateway's limit."""
         prompts = [self.prompt(context, children.get(context.community.id, [])) for context in contexts]
-        workers = max(1, int(getattr(self.llm, "concurrency", 1)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            replies = list(pool.map(self._ask, [p.text for p in prompts]))
+        replies = structured_each(self.llm, [[{"role": "system", "content": SYSTEM_PROMPT},
+                                               {"role": "user", "content": p.text}] for p in prompts],
+                                  ReportAnswer, stage=STAGE, max_tokens=self.max_tokens, mode="prompt")
         results = []
         for context, prompt, reply in zip(contexts, prompts, replies, strict=True):
             result = LLMReport(context.community.id, prompt)
@@ -225,11 +220,6 @@ class LLMReporter:
                 result.report = fallback(context)
             results.append(result)
         return results
-
-    def _ask(self, text: str) -> Any:
-        return self.llm.structured([{"role": "system", "content": SYSTEM_PROMPT},
-                                    {"role": "user", "content": text}],
-                                   ReportAnswer, stage=STAGE, max_tokens=self.max_tokens, mode="prompt")
 
     @staticmethod
     def _convert(answer: ReportAnswer, prompt: ReportPrompt) -> Report:

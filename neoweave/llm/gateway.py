@@ -12,6 +12,7 @@ import logging
 import math
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -45,8 +46,20 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 def estimate_tokens(text: str) -> int:
-    """About four characters per token, for servers that report no usage."""
+    """About four characters per token: for servers that report no usage, and budgets planned before any
+    tokenizer runs."""
     return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def structured_each(llm: Any, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
+                    ) -> list[StructuredResult[T]]:
+    """One `structured` call per message list, as many in flight as the gateway's `concurrency` allows (map
+    steps, community reports); the results in request order."""
+    if not requests:
+        return []
+    workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda messages: llm.structured(messages, response_model, **kwargs), requests))
 
 
 @dataclass

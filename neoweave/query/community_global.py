@@ -19,13 +19,13 @@ import logging
 import math
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from neoweave.errors import NeoweaveError
+from neoweave.llm.gateway import estimate_tokens, structured_each
 from neoweave.query.base import ContextItem, Cost, KeyPoint, RetrievalResult, Strategy, Trace, register
 from neoweave.query.prompts import INSUFFICIENT
 
@@ -73,12 +73,8 @@ class MapAnswer(BaseModel):
         return value
 
 
+_ALL_REPORTS = 2**31 - 1  # the statement's limit when every report of the level is mapped
 _HEADER_TOKENS = 5  # "--- Report N" before each report in a map prompt
-
-
-def _estimate(text: str) -> int:
-    """About four characters per token, for reports stored without a count."""
-    return math.ceil(len(text) / 4)
 
 
 @dataclass
@@ -129,17 +125,16 @@ class CommunityGlobalRetriever(Strategy):
             embedding = self.embedder.embed_query(question)
         with cost.timed("graph"):
             rows = self._run(trace, "global_level_reports", {"level": self.level, "min_rating": self.min_rating,
-                                                             "embedding": embedding})
+                                                             "embedding": embedding,
+                                                             "limit": self.max_reports or _ALL_REPORTS})
         if not rows:
             raise NeoweaveError(f"community_global: no community report at level {self.level} (or a shallower "
                                 f"community not split further) rated {self.min_rating} or more",
                                 hint="run `neoweave enrich communities` (or choose a level `neoweave communities "
                                      "list` shows)")
-        reports = [_Report(r["id"], text, (int(r["token_count"]) if r["token_count"] else _estimate(text))
+        reports = [_Report(r["id"], text, (int(r["token_count"]) if r["token_count"] else estimate_tokens(text))
                            + _HEADER_TOKENS, float(r["score"] or 0.0))
                    for r in rows for text in [r["full_report"] or ""]]
-        if self.max_reports:
-            reports = sorted(reports, key=lambda r: (-r.score, r.id))[:self.max_reports]
         batches = self._batches(reports)
         started = time.perf_counter()
         replies = self._map(question, batches)
@@ -205,12 +200,10 @@ class CommunityGlobalRetriever(Strategy):
         return batches
 
     def _map(self, question: str, batches: list[list[_Report]]) -> list[Any]:
-        def ask(batch: list[_Report]) -> Any:
+        requests = []
+        for batch in batches:
             reports = "\n\n".join(f"--- Report {index}\n{report.text.strip()}" for index, report in enumerate(batch, 1))
-            return self.llm.structured([{"role": "system", "content": MAP_SYSTEM_PROMPT},
-                                        {"role": "user", "content": f"Reports:\n{reports}\n\nQuestion: {question}"}],
-                                       MapAnswer, stage=MAP_STAGE, max_tokens=self.map_max_tokens, mode="prompt")
-
-        workers = max(1, min(len(batches), int(getattr(self.llm, "concurrency", 1))))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(ask, batches))
+            requests.append([{"role": "system", "content": MAP_SYSTEM_PROMPT},
+                             {"role": "user", "content": f"Reports:\n{reports}\n\nQuestion: {question}"}])
+        return structured_each(self.llm, requests, MapAnswer, stage=MAP_STAGE, max_tokens=self.map_max_tokens,
+                               mode="prompt")
