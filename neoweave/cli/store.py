@@ -68,9 +68,9 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
     if levels:
         console.print("communities per level: " + "; ".join(
             f"level {r['level']}: {r['communities']} (sizes {r['min_size']}-{r['max_size']}, mean "
-            f"{r['mean_size']:.1f}; reports: {r['llm_reports']} llm, "
-            f"{r['communities'] - r['llm_reports'] - r['without_report']} fast"
-            + (f", {r['without_report']} missing" if r["without_report"] else "") + ")" for r in levels),
+            f"{r['mean_size']:.1f}; reports: {int(r['llm_reports'])} llm, "
+            f"{int(r['communities'] - r['llm_reports'] - r['without_report'])} fast"
+            + (f", {int(r['without_report'])} missing" if r["without_report"] else "") + ")" for r in levels),
             highlight=False)
 
 
