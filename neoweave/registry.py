@@ -50,6 +50,7 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "kg": "neoweave.query.kg",
     "community_local": "neoweave.query.community_local",
     "community_global": "neoweave.query.community_global",
+    "ppr": "neoweave.query.ppr",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",

@@ -47,7 +47,7 @@ def test_kg_gives_facts_within_two_hops_with_their_chunks(enriched, embedder):
     assert len({i.chunk_id for i in result.items}) == len(result.items)
     assert all(i.origin == "fact" and i.details["fact"] for i in result.items[1:])
     assert result.context_tokens > sum(i.token_count for i in result.items)  # facts count as context
-    statements = {"kg_link_entities", "kg_entity_relations", "kg_fact_chunks"}
+    statements = {"kg_link_entities", "kg_entity_relations", "chunk_contexts"}
     assert statements <= set(result.trace.statements)
     prompt = render(get_prompt("short_answer"), result)[1]["content"]
     assert prompt.index("Facts (relations") < prompt.index("[1]") and "studied with Edvard Munch" in prompt

@@ -106,6 +106,10 @@ class Trace:
     statements: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     relationships: list[tuple[str, str, str]] = field(default_factory=list)  # (source id, type, target id)
+    seeds: dict[str, float] = field(default_factory=dict)
+    """Where a graph walk started: node id -> its share of the restart weight (ppr)."""
+    scores: dict[str, float] = field(default_factory=dict)
+    """What a graph walk found: node id -> its score (ppr: PageRank mass of the top nodes)."""
 
     def chunk(self, section_id: str, chunk_id: str) -> None:
         """A chunk reached through its section."""

@@ -74,12 +74,25 @@ def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[Link
 Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
 
 
+def cased_words(question: str) -> set[str]:
+    """Normalised words the question writes capitalised or with a digit: the words of names ("Leland", "U-20")."""
+    return {word for token in _WORD.findall(question) if token[0].isupper() or any(ch.isdigit() for ch in token)
+            for word in normalize(token).split()}
+
+
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
-                  min_similarity: float) -> dict[str, float]:
+                  min_similarity: float, lowercase_score: float = 1.0) -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
-    aliases whose words all occur in the question), the cosine for one of the `entity_k` nearest entity
-    vectors at or above `min_similarity`. One statement (`kg_link_entities`) brings all three kinds."""
+    aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
+    word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
+    cosine for one of the `entity_k` nearest entity vectors at or above `min_similarity`. One statement
+    (`kg_link_entities`) brings all three kinds."""
     keys = question_keys(question)
+    cased = cased_words(question)
+
+    def name_score(words: list[str]) -> float:
+        return 1.0 if any(word in cased for word in words) else lowercase_score
+
     # stopwords never decide a match below, and as index terms they hit thousands of names
     query = store.fulltext_query(" ".join(term for term in fulltext_terms(question)
                                           if term.lower() not in STOPWORDS))
@@ -89,13 +102,14 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     else:
         rows = run("kg_link_entities", {"keys": sorted(keys), "query": query, "fulltext_k": 10,
                                         "entity_k": max(entity_k, 1), "embedding": embedding})
-    seeds = {entity.id: 1.0 for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
+    seeds = {entity.id: name_score(entity.matched.split())
+             for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
     words = set(normalize(question).split())
     for hit in (r for r in rows if r["via"] == "fulltext"):
         for name in [hit["name"] or "", *(hit["aliases"] or [])]:
             name_words = normalize(name).split()
             if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
-                seeds.setdefault(hit["id"], 1.0)
+                seeds.setdefault(hit["id"], name_score(name_words))
                 break
     if entity_k:
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))

@@ -127,7 +127,7 @@ class KGRetriever(Strategy):
         candidates = list(dict.fromkeys(c for fact in facts for c in fact.chunk_ids if c not in taken))
         if not candidates:
             return []
-        rows = {row["chunk_id"]: row for row in self._run(trace, "kg_fact_chunks", {
+        rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
             "chunk_ids": candidates, "embedding": embedding})}
         items: list[ContextItem] = []
         for fact in facts:

@@ -1,5 +1,6 @@
-// kg retriever: chunks that facts were read from, with their place and similarity to the question.
-// @param chunk_ids: LIST  candidate chunk ids
+// Chunks by id with their place and similarity to the question: the context rows of chunks a strategy chose
+// by other means than vector search (kg: the facts' source chunks; ppr: the chunks the walk ranked highest).
+// @param chunk_ids: LIST  chunk ids
 // @param embedding: VECTOR  question embedding (L2-normalised)
 WITH {{vector $embedding}} AS question_vector
 UNWIND $chunk_ids AS chunk_id

@@ -1,0 +1,191 @@
+"""Graph-walk retrieval (`ppr`): the PageRank itself on hand-made subgraphs, then the strategy on a small
+hand-built graph in the real store (real embeddings) where every edge is known."""
+
+from __future__ import annotations
+
+import pytest
+
+from neoweave.errors import NeoweaveError
+from neoweave.query import strategy
+from neoweave.query.pagerank import WalkGraph, personalized_pagerank
+
+
+def _graph(edges: list[tuple[str, str, str]], labels: dict[str, str] | None = None) -> WalkGraph:
+    graph = WalkGraph()
+    rows = [{"start_id": a, "start_label": (labels or {}).get(a, "Chunk"), "type": kind, "end_id": b,
+             "end_label": (labels or {}).get(b, "Chunk"), "via_start": None, "via_end": None, "start_score": None,
+             "end_score": None, "weight": 1.0, "entity_id": None, "mentions": None, "entity_type": None}
+            for a, kind, b in edges]
+    graph.add_rows(rows, {"MENTIONS": 1.0, "LINKS_TO": 1.0})
+    return graph
+
+
+def test_mass_flows_along_edges_and_decays_with_distance():
+    graph = _graph([("a", "LINKS_TO", "b"), ("b", "LINKS_TO", "c"), ("d", "LINKS_TO", "e")])
+    mass = personalized_pagerank(graph, {"a": 1.0}, damping=0.5)
+    assert sum(mass.values()) == pytest.approx(1.0)
+    assert mass["a"] > mass["b"] > mass["c"] > 0
+    assert mass["d"] == mass["e"] == 0  # not connected to the seed
+    # the walk is undirected: seeding the end of a link reaches its start
+    assert personalized_pagerank(graph, {"c": 1.0}, damping=0.5)["a"] > 0
+    # damping 0: the walk never leaves its seeds
+    assert personalized_pagerank(graph, {"a": 1.0}, damping=0.0) == {"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0,
+                                                                      "e": 0.0}
+
+
+def test_edge_weights_and_focus_steer_the_walk():
+    graph = _graph([("s", "LINKS_TO", "x"), ("s", "LINKS_TO", "y")])
+    even = personalized_pagerank(graph, {"s": 1.0}, damping=0.5)
+    assert even["x"] == pytest.approx(even["y"])
+    graph.edges[("s", "LINKS_TO", "x")] = 3.0
+    heavier = personalized_pagerank(graph, {"s": 1.0}, damping=0.5)
+    assert heavier["x"] > heavier["y"]
+    graph.edges[("s", "LINKS_TO", "x")] = 1.0
+    graph.relevance.update({"x": 0.1, "y": 0.6})  # y resembles the question
+    assert personalized_pagerank(graph, {"s": 1.0}, damping=0.5, focus=0.0)["x"] == pytest.approx(even["x"])
+    focused = personalized_pagerank(graph, {"s": 1.0}, damping=0.5, focus=3.0)
+    assert focused["y"] / focused["x"] == pytest.approx(2.718281828 ** (3.0 * 0.5), rel=1e-6)
+
+
+def test_seeds_combine_linearly():
+    """PageRank is linear in its restart vector: seeds weighted 3:1 give 3/4 and 1/4 of each seed's own walk."""
+    graph = _graph([("e1", "MENTIONS", "c1"), ("e1", "MENTIONS", "c2"), ("c2", "MENTIONS", "e2"),
+                    ("e2", "MENTIONS", "c3")])
+    first = personalized_pagerank(graph, {"e1": 1.0}, damping=0.5)
+    second = personalized_pagerank(graph, {"c3": 1.0}, damping=0.5)
+    both = personalized_pagerank(graph, {"e1": 3.0, "c3": 1.0}, damping=0.5)
+    for node in graph.labels:
+        assert both[node] == pytest.approx(0.75 * first[node] + 0.25 * second[node], abs=1e-7)
+    assert personalized_pagerank(graph, {"elsewhere": 1.0}, damping=0.5) == {}  # no seed in the graph
+    assert personalized_pagerank(WalkGraph(), {"a": 1.0}, damping=0.5) == {}
+
+
+# --- the strategy on a hand-built graph ------------------------------------------------------------------------
+
+DOCS = {  # section id -> (title, chunk text)
+    "alpha": ("Alpha Corp", "Alpha Corp is a maker of watches. Alpha Corp was founded by Bruno Keller."),
+    "keller": ("Bruno Keller", "Bruno Keller was a Swiss engineer, born in the town of Ardez in 1901."),
+    "ardez": ("Ardez", "Ardez is a village in the Lower Engadine valley."),
+    "omega": ("Omega", "Omega is a letter of the Greek alphabet."),
+}
+ENTITIES = {  # id -> (name, type, home section, chunks mentioning it)
+    "org:alpha corp": ("Alpha Corp", "org", "alpha", ["alpha:0"]),
+    "person:bruno keller": ("Bruno Keller", "person", "keller", ["alpha:0", "keller:0"]),
+    "gpe:ardez": ("Ardez", "gpe", "ardez", ["keller:0", "ardez:0"]),
+    "concept:letter": ("letter", "concept", None, ["omega:0"] + [f"filler{i}:0" for i in range(12)]),
+}
+LINKS = [("alpha", "keller", "inferred"), ("keller", "ardez", "authored")]
+
+
+@pytest.fixture
+def walk_graph(falkordb_store, embedder):
+    store = falkordb_store
+    store.apply_schema(embedder.model_name, embedder.dimension)
+    sections = dict(DOCS) | {f"filler{i}": (f"Filler {i}", f"Filler page {i} mentions a letter.") for i in range(12)}
+    texts = [text for _, text in sections.values()]
+    chunks = [{"section": sid, "id": f"{sid}:0", "title": title, "text": text, "embedding": vector}
+              for (sid, (title, text)), vector in zip(sections.items(), embedder.embed(texts), strict=True)]
+    store.query("UNWIND $rows AS row "
+                "CREATE (d:Document {id: row.section, title: row.title})-[:HAS_SECTION]->"
+                "(s:Section {id: row.section, doc_id: row.section, title: row.title})-[:HAS_CHUNK]->"
+                "(c:Chunk {id: row.id, doc_id: row.section, section_id: row.section, text: row.text, order: 0, "
+                "token_count: 20, embedding: vecf32(row.embedding)})", {"rows": chunks}, write=True)
+    names = [name for name, *_ in ENTITIES.values()]
+    entities = [{"id": eid, "name": name, "key": name.lower(), "type": kind, "home": home, "chunks": mentioned,
+                 "mentions": len(mentioned), "embedding": vector}
+                for (eid, (name, kind, home, mentioned)), vector in zip(ENTITIES.items(), embedder.embed(names),
+                                                                       strict=True)]
+    store.query("UNWIND $rows AS row CREATE (e:Entity:__Entity__ {id: row.id, name: row.name, key: row.key, "
+                "type: row.type, mention_count: row.mentions, aliases_text: '', embedding: vecf32(row.embedding)})",
+                {"rows": entities}, write=True)
+    store.query("UNWIND $rows AS row UNWIND row.chunks AS chunk_id MATCH (e:Entity {id: row.id}) "
+                "MATCH (c:Chunk {id: chunk_id}) CREATE (c)-[:MENTIONS {count: 1}]->(e)", {"rows": entities},
+                write=True)
+    store.query("UNWIND $rows AS row MATCH (e:Entity {id: row.id}) MATCH (s:Section {id: row.home}) "
+                "CREATE (e)-[:DESCRIBED_BY]->(s)", {"rows": [e for e in entities if e["home"]]}, write=True)
+    store.query("UNWIND $rows AS row MATCH (s:Section {id: row[0]}) MATCH (t:Section {id: row[1]}) "
+                "CREATE (s)-[:LINKS_TO {method: row[2], order: 0}]->(t)", {"rows": [list(x) for x in LINKS]},
+                write=True)
+    return store
+
+
+QUESTION = "Where was the founder of Alpha Corp born?"
+
+
+def test_ppr_walks_from_the_named_entity_to_the_bridge_page(walk_graph, embedder):
+    result = strategy("ppr", walk_graph, embedder, k=3).retrieve(QUESTION)
+    ranked = [item.chunk_id for item in result.items]
+    # Alpha Corp's home first; Bruno Keller's page, reached through the mention and the inferred link, next
+    assert ranked[:2] == ["alpha:0", "keller:0"]
+    assert [item.origin for item in result.items] == ["walk"] * len(result.items)
+    assert [item.score for item in result.items] == sorted((item.score for item in result.items), reverse=True)
+    assert "omega:0" not in ranked
+    # the trace: seeds with their share, top nodes with their mass, the stored relationships walked
+    assert set(result.trace.seeds) >= {"org:alpha corp", "alpha:0"}
+    assert sum(result.trace.seeds.values()) == pytest.approx(1.0)
+    assert result.trace.scores["alpha:0"] == pytest.approx(result.items[0].score)
+    edges = set(result.trace.relationships)
+    assert ("org:alpha corp", "DESCRIBED_BY", "alpha") in edges and ("alpha", "HAS_CHUNK", "alpha:0") in edges
+    assert ("alpha", "LINKS_TO", "keller") in edges and ("alpha:0", "MENTIONS", "person:bruno keller") in edges
+    assert result.trace.statements == ["chunk_vector_search", "kg_link_entities", "ppr_expand", "ppr_expand",
+                                       "chunk_contexts"]
+    assert result.as_dict()["trace"]["seeds"]  # what `neoweave query --json` prints
+
+
+def test_without_links_or_homes_mass_only_flows_through_mentions(walk_graph, embedder):
+    plain = strategy("ppr", walk_graph, embedder, k=3, focus=0.0, dense_k=0, hops=3)
+    walked = plain.retrieve(QUESTION)
+    no_links = plain.retrieve(QUESTION, links="none", home_weight=0.0)
+    # Alpha Corp's only edge left is its mention in alpha:0; from there Bruno Keller (hop 2), then his page (3)
+    assert [item.chunk_id for item in no_links.items][:2] == ["alpha:0", "keller:0"]
+    assert not any(rel in {"LINKS_TO", "DESCRIBED_BY"} for _, rel, _ in no_links.trace.relationships)
+    mass = {item.chunk_id: item.score for item in walked.items}
+    assert mass["keller:0"] > {item.chunk_id: item.score for item in no_links.items}["keller:0"]
+
+
+def test_entity_and_chunk_seeds_combine_as_documented(walk_graph, embedder):
+    result = strategy("ppr", walk_graph, embedder, dense_k=3, chunk_weight=0.05).retrieve(QUESTION)
+    seeds = result.trace.seeds
+    # entity: link score 1 / 1 mention; dense chunks: 0.05 * min-max scaled cosine (the best 0.05, the worst 0)
+    entity_share = seeds["org:alpha corp"]
+    chunk_shares = {n: w for n, w in seeds.items() if n.endswith(":0")}
+    assert max(chunk_shares.values()) / entity_share == pytest.approx(0.05)
+    assert len(chunk_shares) == 2  # the least similar of the three scales to 0 and is no seed
+    assert sum(seeds.values()) == pytest.approx(1.0)
+    # no entity in the question: the dense chunks alone, by the same weights (equal ones without chunk_weight)
+    unnamed = strategy("ppr", walk_graph, embedder, dense_k=3, entity_k=0).retrieve("which valley is the village in")
+    assert len(unnamed.trace.seeds) == 2 and all(node.endswith(":0") for node in unnamed.trace.seeds)
+    assert next(iter(unnamed.trace.seeds)) == unnamed.items[0].chunk_id == "ardez:0"
+    even = strategy("ppr", walk_graph, embedder, dense_k=3, entity_k=0, chunk_weight=0.0)
+    assert list(even.retrieve("which valley is the village in").trace.seeds.values()) == [pytest.approx(1 / 3)] * 3
+
+
+def test_subgraph_fetch_is_bounded(walk_graph, embedder):
+    vector = embedder.embed_query("letters")
+    params = {"entity_ids": ["concept:letter"], "chunk_ids": [], "embedding": vector, "link_methods": ["authored"]}
+    rows = walk_graph.run("ppr_expand", {**params, "per_node": 4, "max_mentions": 100})
+    assert len([r for r in rows if r["type"] == "MENTIONS"]) == 4  # 13 mentions, 4 kept: the closest
+    assert walk_graph.run("ppr_expand", {**params, "per_node": 4, "max_mentions": 10}) == []  # a hub: no edges
+    # the strategy expands the seeds, then at most `beam` nodes per further hop
+    result = strategy("ppr", walk_graph, embedder, hops=3, beam=2, per_node=2, trace_nodes=1000).retrieve(QUESTION)
+    assert result.trace.statements.count("ppr_expand") == 3
+    expanded = len(result.trace.seeds) + 2 * 2
+    subgraph = len(result.trace.scores)  # every node of the subgraph, with trace_nodes this high
+    assert subgraph <= expanded * (1 + 2 * 6)  # each expanded node: <= per_node edges per kind (6 kinds)
+    wide = strategy("ppr", walk_graph, embedder, trace_nodes=1000).retrieve(QUESTION)
+    assert len(wide.trace.scores) > subgraph
+
+
+def test_ppr_parameter_errors(walk_graph, embedder):
+    with pytest.raises(NeoweaveError, match="damping must be in"):
+        strategy("ppr", walk_graph, embedder, damping=1.0).retrieve("x")
+    with pytest.raises(NeoweaveError, match="links must be one of"):
+        strategy("ppr", walk_graph, embedder, links="all").retrieve("x")
+    with pytest.raises(NeoweaveError, match="home_weight must be >= 0"):
+        strategy("ppr", walk_graph, embedder, home_weight=-1.0).retrieve("x")
+    assert strategy("ppr", walk_graph, embedder, dense_k=0, entity_k=0).retrieve("???").items == []
+    # the only seed is generic and generic seeds weigh nothing: no walk, no context
+    generic = strategy("ppr", walk_graph, embedder, dense_k=0, entity_k=0)
+    assert generic.retrieve("a letter", generic_weight=0.0).items == []
+    walked = generic.retrieve("a letter", generic_weight=0.1).items  # linked, walked to its mentions
+    assert walked and {item.chunk_id for item in walked} <= set(ENTITIES["concept:letter"][3])
