@@ -183,9 +183,32 @@ def test_ppr_parameter_errors(walk_graph, embedder):
         strategy("ppr", walk_graph, embedder, links="all").retrieve("x")
     with pytest.raises(NeoweaveError, match="home_weight must be >= 0"):
         strategy("ppr", walk_graph, embedder, home_weight=-1.0).retrieve("x")
+    with pytest.raises(NeoweaveError, match="engine gds needs the neo4j store"):
+        strategy("ppr", walk_graph, embedder, engine="gds").retrieve("x")
     assert strategy("ppr", walk_graph, embedder, dense_k=0, entity_k=0).retrieve("???").items == []
     # the only seed is generic and generic seeds weigh nothing: no walk, no context
     generic = strategy("ppr", walk_graph, embedder, dense_k=0, entity_k=0)
     assert generic.retrieve("a letter", generic_weight=0.0).items == []
     walked = generic.retrieve("a letter", generic_weight=0.1).items  # linked, walked to its mentions
     assert walked and {item.chunk_id for item in walked} <= set(ENTITIES["concept:letter"][3])
+
+
+def test_gds_engine_walks_like_the_python_one(neo4j_store):
+    """Neo4j with the Graph Data Science plugin (NEO4J_PLUGINS='["graph-data-science"]' in docker/.env)."""
+    from neoweave.query.pagerank_gds import gds_personalized_pagerank
+
+    graph = _graph([("e1", "MENTIONS", "c1"), ("e1", "MENTIONS", "c2"), ("c2", "LINKS_TO", "c3"),
+                    ("c3", "MENTIONS", "e2"), ("e2", "MENTIONS", "c4")])
+    graph.edges[("c2", "LINKS_TO", "c3")] = 4.0
+    graph.relevance.update({"c3": 0.7, "c4": 0.1})
+    seeds = {"e1": 1.0, "c4": 0.05}
+    try:
+        gds = gds_personalized_pagerank(neo4j_store.run, graph, seeds, damping=0.5, focus=3.0)
+    except NeoweaveError as exc:  # Neo4j rejected gds.*: no Graph Data Science on this server
+        if "gds" not in str(exc).lower():
+            raise
+        pytest.skip(f"Neo4j without Graph Data Science: {exc}")
+    python = personalized_pagerank(graph, seeds, damping=0.5, focus=3.0)
+    assert sorted(gds, key=gds.get) == sorted(python, key=python.get)
+    for node in graph.labels:
+        assert gds[node] == pytest.approx(python[node], abs=1e-4)

@@ -24,11 +24,14 @@ from neoweave.graph_schema.model import SCHEMA, GraphSchema
 from neoweave.graph_schema.render import all_neo4j_ddl
 
 LINT_DIR = Path(__file__).resolve().parents[2] / "tools" / "cypher-lint"
-# Neo4j procedures neoweave may call; anything else (APOC, GDS, typos) is a lint error.
+# Neo4j procedures neoweave may call; anything else (APOC, other GDS procedures, typos) is a lint error.
 ALLOWED_PROCEDURES = (
     "db.index.vector.queryNodes",
     "db.index.fulltext.queryNodes",
     "db.awaitIndexes",
+    # Graph Data Science, only for the ppr strategy's optional engine 'gds' (neo4j-only statements)
+    "gds.pageRank.stream",
+    "gds.graph.drop",
 )
 CYPHER_VERSIONS = ("CYPHER 5", "CYPHER 25")
 _EXAMPLE_VALUES: dict[str, Any] = {

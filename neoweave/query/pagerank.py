@@ -59,6 +59,41 @@ class WalkGraph:
             self.relevance[node] = relevance
 
 
+@dataclass
+class WalkMatrix:
+    """The subgraph as arrays: node order, and each undirected edge once with its walk weight."""
+
+    nodes: list[str]
+    starts: np.ndarray
+    ends: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, graph: WalkGraph, focus: float = 0.0) -> WalkMatrix:
+        """Edge weights times exp(focus * (r(u) + r(v))), r a node's cosine to the question (0 without one)."""
+        nodes = list(graph.labels)
+        index = {node: i for i, node in enumerate(nodes)}
+        count = len(graph.edges)
+        starts = np.fromiter((index[s] for s, _, _ in graph.edges), dtype=np.int64, count=count)
+        ends = np.fromiter((index[e] for _, _, e in graph.edges), dtype=np.int64, count=count)
+        weights = np.fromiter(graph.edges.values(), dtype=np.float64, count=count)
+        if focus and count:
+            relevance = np.fromiter((graph.relevance.get(node, 0.0) for node in nodes), dtype=np.float64,
+                                    count=len(nodes))
+            weights = weights * np.exp(focus * (relevance[starts] + relevance[ends]))
+        return cls(nodes, starts, ends, weights)
+
+    def restart(self, seeds: Mapping[str, float]) -> np.ndarray:
+        """The seed weights as a vector over `nodes`, normalised to 1 (all zero when no seed is in the graph)."""
+        index = {node: i for i, node in enumerate(self.nodes)}
+        vector = np.zeros(len(self.nodes))
+        for node, weight in seeds.items():
+            if node in index and weight > 0:
+                vector[index[node]] += weight
+        total = vector.sum()
+        return vector / total if total > 0 else vector
+
+
 def personalized_pagerank(graph: WalkGraph, seeds: Mapping[str, float], *, damping: float, focus: float = 0.0,
                           tolerance: float = 1e-8, max_iterations: int = 100) -> dict[str, float]:
     """node -> stationary probability of a walk that follows an edge with probability `damping` (chosen in
@@ -70,30 +105,15 @@ def personalized_pagerank(graph: WalkGraph, seeds: Mapping[str, float], *, dampi
 
     A node without edges sends its mass back to the seeds. The seeds need not be normalised; seeds outside the
     graph and non-positive weights are ignored. Iterates until the L1 change is below `tolerance`."""
-    nodes = list(graph.labels)
-    index = {node: i for i, node in enumerate(nodes)}
-    size = len(nodes)
-    restart = np.zeros(size)
-    for node, weight in seeds.items():
-        if node in index and weight > 0:
-            restart[index[node]] += weight
-    total = restart.sum()
-    if size == 0 or total <= 0:
+    matrix = WalkMatrix.of(graph, focus)
+    restart = matrix.restart(seeds)
+    size = len(matrix.nodes)
+    if size == 0 or restart.sum() <= 0:
         return {}
-    restart /= total
-    if graph.edges:
-        starts = np.fromiter((index[s] for s, _, _ in graph.edges), dtype=np.int64, count=len(graph.edges))
-        ends = np.fromiter((index[e] for _, _, e in graph.edges), dtype=np.int64, count=len(graph.edges))
-        weights = np.fromiter(graph.edges.values(), dtype=np.float64, count=len(graph.edges))
-        if focus:
-            relevance = np.fromiter((graph.relevance.get(node, 0.0) for node in nodes), dtype=np.float64,
-                                    count=size)
-            weights = weights * np.exp(focus * (relevance[starts] + relevance[ends]))
-        adjacency = sparse.coo_matrix((np.concatenate([weights, weights]),
-                                       (np.concatenate([starts, ends]), np.concatenate([ends, starts]))),
-                                      shape=(size, size)).tocsr()  # duplicate (i, j) entries are summed
-    else:
-        adjacency = sparse.csr_matrix((size, size))
+    adjacency = sparse.coo_matrix((np.concatenate([matrix.weights, matrix.weights]),
+                                   (np.concatenate([matrix.starts, matrix.ends]),
+                                    np.concatenate([matrix.ends, matrix.starts]))),
+                                  shape=(size, size)).tocsr()  # duplicate (i, j) entries are summed
     degree = np.asarray(adjacency.sum(axis=1)).ravel()
     dangling = degree == 0
     inverse = np.divide(1.0, degree, out=np.zeros(size), where=~dangling)
@@ -106,4 +126,4 @@ def personalized_pagerank(graph: WalkGraph, seeds: Mapping[str, float], *, dampi
         scores = updated
         if change < tolerance:
             break
-    return {node: float(scores[i]) for i, node in enumerate(nodes)}
+    return {node: float(scores[i]) for i, node in enumerate(matrix.nodes)}
