@@ -133,22 +133,7 @@ class PPRRetriever(Strategy):
             graph.add_node(entity_id, "Entity")
         if not graph.labels:
             return []
-        seeds: dict[str, float] = {}
-        expanded: set[str] = set()
-        frontier = list(graph.labels)
-        for hop in range(1, self.hops + 1):
-            with cost.timed("graph"):
-                self._expand(frontier, graph, embedding, trace)
-            expanded.update(frontier)
-            with cost.timed("walk"):
-                seeds = self._seeds(linked, dense, graph)
-                if hop == self.hops:
-                    break
-                mass = self._walk(graph, seeds, trace)
-                frontier = sorted((n for n in graph.labels if n not in expanded),
-                                  key=lambda n: (-mass.get(n, 0.0), n))[:self.beam]
-            if not frontier:
-                break
+        seeds = self._fetch_subgraph(graph, linked, dense, embedding, trace, cost)
         if not any(weight > 0 for weight in seeds.values()):
             return []  # every seed weighed 0 (generic_weight 0 and no dense chunks): nowhere to start
         with cost.timed("walk"):
@@ -162,6 +147,27 @@ class PPRRetriever(Strategy):
         return [ContextItem.from_row({**rows[chunk_id], "score": mass[chunk_id]}, "walk", {
                     "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
                 for chunk_id in ranked if chunk_id in rows]
+
+    def _fetch_subgraph(self, graph: WalkGraph, linked: dict[str, float], dense: list[dict], embedding: list[float],
+                        trace: Trace, cost: Cost) -> dict[str, float]:
+        """Grow `graph` from its seed nodes hop by hop (see the module docstring); returns the seed weights."""
+        seeds: dict[str, float] = {}
+        expanded: set[str] = set()
+        frontier = list(graph.labels)
+        for hop in range(1, self.hops + 1):
+            with cost.timed("graph"):
+                self._expand(frontier, graph, embedding, trace)
+            expanded.update(frontier)
+            with cost.timed("walk"):
+                seeds = self._seeds(linked, dense, graph)  # mention counts arrive with the expansion
+                if hop == self.hops:
+                    break
+                mass = self._walk(graph, seeds, trace)
+                frontier = sorted((n for n in graph.labels if n not in expanded),
+                                  key=lambda n: (-mass.get(n, 0.0), n))[:self.beam]
+            if not frontier:
+                break
+        return seeds
 
     def _walk(self, graph: WalkGraph, seeds: dict[str, float], trace: Trace) -> dict[str, float]:
         if self.engine == "gds":
