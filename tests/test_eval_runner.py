@@ -42,7 +42,10 @@ def test_runner_scores_strategies_side_by_side(graph, embedder, tmp_path):
     overall = rows[0]
     assert overall["graph_server_peak_rss_mb"] > 0 and overall["neoweave_peak_rss_mb"] > 0
     assert "wall_s" not in rows[1]  # resources are measured per (strategy, k), not per question type
-    assert set(overall["stage_ms"]) == {"embed", "graph"}
+    assert set(overall["stage_ms"]) == {"embed", "graph", "retrieval"}
+    # retrieval = all but the question's embedding (and an answer call): here the graph stage alone
+    record = next(r for r in evaluation.records if r["strategy"] == "larag")
+    assert overall["stage_ms"]["retrieval"]["p50"] == pytest.approx(record["total_ms"] - record["ms"]["embed"])
     table = markdown_table(rows)
     assert "| larag | 1 | all | 1 | 1.000 |" in table
     report = write_report(tmp_path / "out", evaluation, rows, "tiny", setup={"QA set": "qa.jsonl"})

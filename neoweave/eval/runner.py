@@ -192,6 +192,10 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         row["stage_ms"] = {stage: {"p50": metrics.percentile([r["ms"].get(stage, 0.0) for r in group], 50),
                                    "p95": metrics.percentile([r["ms"].get(stage, 0.0) for r in group], 95)}
                            for stage in stages}
+        # what the retrieval itself costs: everything but embedding the question and the answer call
+        retrieval = [r["total_ms"] - r["ms"].get("embed", 0.0) - r["ms"].get("llm", 0.0) for r in group]
+        row["stage_ms"]["retrieval"] = {"p50": metrics.percentile(retrieval, 50),
+                                        "p95": metrics.percentile(retrieval, 95)}
         usage = evaluation.resources.get((name, k))
         if usage is not None and qtype == "all":
             row.update(usage.flat())
