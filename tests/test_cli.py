@@ -134,3 +134,10 @@ def test_enrich_communities_and_inspect_them(cli, workdir):
     assert community in shown and "# " in shown and "## Entities" in shown
     missing = cli("communities", "show", "community:9:nope", check=False)
     assert missing.returncode == 1 and "no community 'community:9:nope'" in missing.stderr
+    # the graph walk over the same entity graph, from the command line, with its walk in --json
+    walk = json.loads(cli("query", "Where did Guido van Rossum create Python?", "-s", "ppr", "--k", "2",
+                          "-P", "hops=1", "--json").stdout)
+    assert walk["strategy"] == "ppr" and walk["parameters"]["hops"] == 1 and len(walk["items"]) == 2
+    assert walk["items"][0]["doc_id"] == "p1" and walk["items"][0]["origin"] == "walk"
+    assert any(node.startswith("person:guido") for node in walk["trace"]["seeds"])
+    assert walk["trace"]["scores"] and walk["trace"]["relationships"]
