@@ -60,6 +60,21 @@ def test_seeds_combine_linearly():
     assert personalized_pagerank(WalkGraph(), {"a": 1.0}, damping=0.5) == {}
 
 
+def test_names_are_told_from_lowercase_words_by_the_question_span():
+    from neoweave.query.entity_linking import cased_words, question_keys, span_is_cased
+
+    question = "Who formed the Beatles, and which city shot the film in 1986?"
+    keys = question_keys(question)
+    assert span_is_cased(question, keys["beatle"])  # the singular concept key, written "Beatles"
+    assert span_is_cased(question, keys["1986"])
+    assert not span_is_cased(question, keys["city"]) and not span_is_cased(question, keys["film"])
+    assert {"beatles", "1986"} <= cased_words(question) and "city" not in cased_words(question)
+    code = "How do I use os.path or __init__ here?"
+    assert span_is_cased(code, question_keys(code)["os.path"]) and cased_words(code) == {"os.path", "__init__"}
+    opening = "Which films did Nolan direct?"
+    assert not span_is_cased(opening, (0, 2)) and span_is_cased(opening, (3, 4))  # a sentence's first word
+
+
 # --- the strategy on a hand-built graph ------------------------------------------------------------------------
 
 DOCS = {  # section id -> (title, chunk text)

@@ -27,9 +27,14 @@ class LinkedEntity:
     homes: list[str] = field(default_factory=list)
 
 
+def question_words(question: str) -> list[str]:
+    """The question's words as the n-gram keys count them (word spans index this list)."""
+    return [w.rstrip(".'\u2019") for w in _WORD.findall(question)]
+
+
 def question_keys(question: str) -> dict[str, tuple[int, int]]:
     """normalised n-gram -> its (start, end) word span; concept forms (singular) included."""
-    words = [w.rstrip(".'\u2019") for w in _WORD.findall(question)]
+    words = question_words(question)
     keys: dict[str, tuple[int, int]] = {}
     for size in range(MAX_NGRAM, 0, -1):
         for start in range(0, len(words) - size + 1):
@@ -74,10 +79,24 @@ def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[Link
 Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
 
 
+def _is_cased(token: str) -> bool:
+    """Written like part of a name: capitalised, or with a digit or code punctuation ("Leland", "U-20", "1986",
+    "os.path", "__init__")."""
+    return bool(token) and (token[0].isupper() or any(ch.isdigit() or ch in "._#+" for ch in token))
+
+
 def cased_words(question: str) -> set[str]:
-    """Normalised words the question writes capitalised or with a digit: the words of names ("Leland", "U-20")."""
-    return {word for token in _WORD.findall(question) if token[0].isupper() or any(ch.isdigit() for ch in token)
-            for word in normalize(token).split()}
+    """Normalised words (not stopwords) the question writes like part of a name (`_is_cased`)."""
+    return {word for token in question_words(question) if _is_cased(token) for word in normalize(token).split()
+            if word not in STOPWORDS}
+
+
+def span_is_cased(question: str, span: tuple[int, int]) -> bool:
+    """Whether a word span of the question (`question_keys`) has a word written like part of a name: the span,
+    not the key, decides ("Beatles" matches the concept key "beatle")."""
+    words = question_words(question)
+    return any(_is_cased(words[i]) and not (i == 0 and words[i].lower() in STOPWORDS)  # "Who ..." starts a sentence
+               for i in range(span[0], span[1]))
 
 
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
@@ -90,9 +109,6 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     keys = question_keys(question)
     cased = cased_words(question)
 
-    def name_score(words: list[str]) -> float:
-        return 1.0 if any(word in cased for word in words) else lowercase_score
-
     # stopwords never decide a match below, and as index terms they hit thousands of names
     query = store.fulltext_query(" ".join(term for term in fulltext_terms(question)
                                           if term.lower() not in STOPWORDS))
@@ -102,14 +118,14 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     else:
         rows = run("kg_link_entities", {"keys": sorted(keys), "query": query, "fulltext_k": 10,
                                         "entity_k": max(entity_k, 1), "embedding": embedding})
-    seeds = {entity.id: name_score(entity.matched.split())
+    seeds = {entity.id: 1.0 if span_is_cased(question, keys[entity.matched]) else lowercase_score
              for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
     words = set(normalize(question).split())
     for hit in (r for r in rows if r["via"] == "fulltext"):
         for name in [hit["name"] or "", *(hit["aliases"] or [])]:
             name_words = normalize(name).split()
             if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
-                seeds.setdefault(hit["id"], name_score(name_words))
+                seeds.setdefault(hit["id"], 1.0 if set(name_words) & cased else lowercase_score)
                 break
     if entity_k:
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
