@@ -11,7 +11,7 @@ _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
 def check_at_least(owner: object, what: str, minimum: int, *names: str) -> None:
-    """Every named integer parameter of `owner` is >= minimum, else an error naming it (`what: name ...`)."""
+    """Every named numeric parameter of `owner` is >= minimum, else an error naming it (`what: name ...`)."""
     for name in names:
         value = getattr(owner, name)
         if value < minimum:

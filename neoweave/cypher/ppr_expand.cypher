@@ -21,9 +21,10 @@ WHERE coalesce(e.mention_count, 0) <= $max_mentions
 WITH e, c, {{cosine c.embedding question_vector}} AS score, question_vector
 ORDER BY score DESC, c.id
 WITH e, collect([c.id, score])[0..$per_node] AS best, question_vector
+WITH e, best, {{cosine e.embedding question_vector}} AS e_score
 UNWIND best AS b
 RETURN b[0] AS start_id, 'Chunk' AS start_label, 'MENTIONS' AS type, e.id AS end_id, 'Entity' AS end_label,
-       null AS via_start, null AS via_end, b[1] AS start_score, {{cosine e.embedding question_vector}} AS end_score,
+       null AS via_start, null AS via_end, b[1] AS start_score, e_score AS end_score,
        1.0 AS weight, e.id AS entity_id, e.mention_count AS mentions, e.type AS entity_type
 UNION ALL
 WITH {{vector $embedding}} AS question_vector
@@ -32,9 +33,10 @@ MATCH (e:Entity {id: entity_id})-[:DESCRIBED_BY]->(h:Section)-[:HAS_CHUNK]->(c:C
 WITH e, h, c, {{cosine c.embedding question_vector}} AS score, question_vector
 ORDER BY score DESC, c.id
 WITH e, collect([c.id, score, h.id])[0..$per_node] AS best, question_vector
+WITH e, best, {{cosine e.embedding question_vector}} AS e_score
 UNWIND best AS b
 RETURN e.id AS start_id, 'Entity' AS start_label, 'DESCRIBED_BY' AS type, b[0] AS end_id, 'Chunk' AS end_label,
-       null AS via_start, b[2] AS via_end, {{cosine e.embedding question_vector}} AS start_score, b[1] AS end_score,
+       null AS via_start, b[2] AS via_end, e_score AS start_score, b[1] AS end_score,
        1.0 AS weight, e.id AS entity_id, e.mention_count AS mentions, e.type AS entity_type
 UNION ALL
 WITH {{vector $embedding}} AS question_vector
@@ -44,9 +46,9 @@ WHERE coalesce(e.mention_count, 0) <= $max_mentions AND coalesce(o.mention_count
 WITH e, r, o, question_vector
 ORDER BY coalesce(r.weight, 1.0) DESC, o.id
 WITH e, collect([r, o])[0..$per_node] AS best, question_vector
+WITH e, best, {{cosine e.embedding question_vector}} AS e_score, question_vector
 UNWIND best AS b
-WITH e, b[0] AS r, b[1] AS o, {{cosine e.embedding question_vector}} AS e_score,
-     {{cosine b[1].embedding question_vector}} AS o_score
+WITH e, b[0] AS r, b[1] AS o, e_score, {{cosine b[1].embedding question_vector}} AS o_score
 RETURN startNode(r).id AS start_id, 'Entity' AS start_label, 'RELATED' AS type, endNode(r).id AS end_id,
        'Entity' AS end_label, null AS via_start, null AS via_end,
        CASE WHEN startNode(r) = e THEN e_score ELSE o_score END AS start_score,
@@ -62,9 +64,10 @@ WHERE coalesce(e.mention_count, 0) <= $max_mentions
 WITH c, m, e, question_vector
 ORDER BY coalesce(m.count, 1) DESC, e.id
 WITH c, collect(e)[0..$per_node] AS best, question_vector
+WITH c, best, {{cosine c.embedding question_vector}} AS c_score, question_vector
 UNWIND best AS e
 RETURN c.id AS start_id, 'Chunk' AS start_label, 'MENTIONS' AS type, e.id AS end_id, 'Entity' AS end_label,
-       null AS via_start, null AS via_end, {{cosine c.embedding question_vector}} AS start_score,
+       null AS via_start, null AS via_end, c_score AS start_score,
        {{cosine e.embedding question_vector}} AS end_score, 1.0 AS weight, e.id AS entity_id,
        e.mention_count AS mentions, e.type AS entity_type
 UNION ALL
@@ -74,10 +77,11 @@ MATCH (c:Chunk {id: chunk_id})<-[:HAS_CHUNK]-(s:Section)<-[:DESCRIBED_BY]-(e:Ent
 WITH c, e, s, question_vector
 ORDER BY e.id
 WITH c, s, collect(e)[0..$per_node] AS best, question_vector
+WITH c, s, best, {{cosine c.embedding question_vector}} AS c_score, question_vector
 UNWIND best AS e
 RETURN e.id AS start_id, 'Entity' AS start_label, 'DESCRIBED_BY' AS type, c.id AS end_id, 'Chunk' AS end_label,
        null AS via_start, s.id AS via_end, {{cosine e.embedding question_vector}} AS start_score,
-       {{cosine c.embedding question_vector}} AS end_score, 1.0 AS weight, e.id AS entity_id,
+       c_score AS end_score, 1.0 AS weight, e.id AS entity_id,
        e.mention_count AS mentions, e.type AS entity_type
 UNION ALL
 WITH {{vector $embedding}} AS question_vector
@@ -86,13 +90,13 @@ MATCH (c:Chunk {id: chunk_id})<-[:HAS_CHUNK]-(s:Section)-[l:LINKS_TO]->(t:Sectio
 WHERE coalesce(l.method, 'authored') IN $link_methods
 WITH c, s, l, t, coalesce({{cosine l.context_embedding question_vector}}, 0.0) AS link_score, question_vector
 ORDER BY link_score DESC, t.id
-WITH c, s, collect([l, t])[0..$per_node] AS chosen, question_vector
-UNWIND chosen AS pick
-WITH c, s, pick[0] AS l, pick[1] AS t, question_vector
+WITH c, s, collect(t)[0..$per_node] AS chosen, question_vector
+WITH c, s, chosen, {{cosine c.embedding question_vector}} AS c_score, question_vector
+UNWIND chosen AS t
 MATCH (t)-[:HAS_CHUNK]->(o:Chunk)
-WITH c, s, l, t, o, {{cosine o.embedding question_vector}} AS score, question_vector
+WITH c, s, t, c_score, o, {{cosine o.embedding question_vector}} AS score, question_vector
 ORDER BY score DESC, o.id
-WITH c, s, l, t, collect([o.id, score])[0] AS best, question_vector
+WITH c, s, t, c_score, collect([o.id, score])[0] AS best
 RETURN c.id AS start_id, 'Chunk' AS start_label, 'LINKS_TO' AS type, best[0] AS end_id, 'Chunk' AS end_label,
-       s.id AS via_start, t.id AS via_end, {{cosine c.embedding question_vector}} AS start_score,
+       s.id AS via_start, t.id AS via_end, c_score AS start_score,
        best[1] AS end_score, 1.0 AS weight, null AS entity_id, null AS mentions, null AS entity_type

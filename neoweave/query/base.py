@@ -226,7 +226,7 @@ class Strategy:
         """Reject parameter values that make no sense, naming the parameter."""
 
     def _at_least(self, minimum: int, *names: str) -> None:
-        """Every named integer parameter is >= minimum, else an error naming it."""
+        """Every named numeric parameter is >= minimum, else an error naming it."""
         check_at_least(self, self.name, minimum, *names)
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:

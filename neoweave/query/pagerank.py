@@ -1,7 +1,7 @@
 """Personalized PageRank over a small fetched subgraph, in Python on a scipy sparse matrix (no GDS, no APOC).
 
 The walk is undirected, as in HippoRAG: a chunk reached from an entity passes mass back to the entities it
-mentions, a section to the sections linking to it. An edge fetched from both of its ends counts once.
+mentions, a linked chunk to the chunk linking to it. An edge fetched from both of its ends counts once.
 """
 
 from __future__ import annotations
@@ -27,10 +27,8 @@ class WalkGraph:
     mentions: dict[str, float] = field(default_factory=dict)  # entity id -> mention count
     types: dict[str, str] = field(default_factory=dict)  # entity id -> entity type
 
-    def add_rows(self, rows: Iterable[Mapping[str, Any]], type_weights: Mapping[str, float]) -> list[str]:
-        """Add `ppr_expand` rows; an edge seen twice keeps its larger weight; self-loops are dropped.
-        Returns the nodes new to the graph."""
-        new: list[str] = []
+    def add_rows(self, rows: Iterable[Mapping[str, Any]], type_weights: Mapping[str, float]) -> None:
+        """Add `ppr_expand` rows; an edge seen twice keeps its larger weight; self-loops are dropped."""
         for row in rows:
             factor = type_weights.get(row["type"], 0.0)
             start, end = row["start_id"], row["end_id"]
@@ -38,11 +36,7 @@ class WalkGraph:
                 continue
             for node, label, score in ((start, row["start_label"], row["start_score"]),
                                        (end, row["end_label"], row["end_score"])):
-                if node not in self.labels:
-                    self.labels[node] = label
-                    new.append(node)
-                if score is not None:
-                    self.relevance[node] = float(score)
+                self.add_node(node, label, None if score is None else float(score))
             if row["entity_id"] is not None:
                 self.mentions[row["entity_id"]] = float(row["mentions"] or 0.0)
                 self.types[row["entity_id"]] = row["entity_type"] or ""
@@ -51,7 +45,6 @@ class WalkGraph:
             if weight > self.edges.get(key, 0.0):
                 self.edges[key] = weight
                 self.via[key] = (row["via_start"], row["via_end"])
-        return new
 
     def add_node(self, node: str, label: str, relevance: float | None = None) -> None:
         self.labels.setdefault(node, label)
@@ -64,6 +57,7 @@ class WalkMatrix:
     """The subgraph as arrays: node order, and each undirected edge once with its walk weight."""
 
     nodes: list[str]
+    index: dict[str, int]
     starts: np.ndarray
     ends: np.ndarray
     weights: np.ndarray
@@ -81,15 +75,14 @@ class WalkMatrix:
             relevance = np.fromiter((graph.relevance.get(node, 0.0) for node in nodes), dtype=np.float64,
                                     count=len(nodes))
             weights = weights * np.exp(focus * (relevance[starts] + relevance[ends]))
-        return cls(nodes, starts, ends, weights)
+        return cls(nodes, index, starts, ends, weights)
 
     def restart(self, seeds: Mapping[str, float]) -> np.ndarray:
         """The seed weights as a vector over `nodes`, normalised to 1 (all zero when no seed is in the graph)."""
-        index = {node: i for i, node in enumerate(self.nodes)}
         vector = np.zeros(len(self.nodes))
         for node, weight in seeds.items():
-            if node in index and weight > 0:
-                vector[index[node]] += weight
+            if node in self.index and weight > 0:
+                vector[self.index[node]] += weight
         total = vector.sum()
         return vector / total if total > 0 else vector
 

@@ -108,14 +108,12 @@ class PPRRetriever(Strategy):
         if self.engine == "gds" and self.store.backend != "neo4j":
             raise NeoweaveError(f"ppr: engine gds needs the neo4j store with the Graph Data Science plugin; "
                                 f"this store is {self.store.backend}")
-        for name in ("chunk_weight", "generic_weight", "mention_exponent", "mention_weight", "relation_weight",
-                     "home_weight", "link_weight", "focus"):
-            if getattr(self, name) < 0:
-                raise NeoweaveError(f"ppr: {name} must be >= 0, got {getattr(self, name)}")
+        self._at_least(0, "chunk_weight", "generic_weight", "mention_exponent", "mention_weight", "relation_weight",
+                       "home_weight", "link_weight", "focus")
 
     def _type_weights(self) -> dict[str, float]:
         return {"MENTIONS": self.mention_weight, "RELATED": self.relation_weight, "DESCRIBED_BY": self.home_weight,
-                "LINKS_TO": self.link_weight if LINK_KINDS[self.links] else 0.0}
+                "LINKS_TO": self.link_weight}
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         with cost.timed("embed"):
@@ -143,10 +141,11 @@ class PPRRetriever(Strategy):
         with cost.timed("graph"):
             rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
                 "chunk_ids": ranked, "embedding": embedding})} if ranked else {}
-        self._record(trace, graph, seeds, mass, [chunk_id for chunk_id in ranked if chunk_id in rows])
+        returned = [chunk_id for chunk_id in ranked if chunk_id in rows]  # a chunk deleted meanwhile drops out
+        self._record(trace, graph, seeds, mass, returned)
         return [ContextItem.from_row({**rows[chunk_id], "score": mass[chunk_id]}, "walk", {
                     "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
-                for chunk_id in ranked if chunk_id in rows]
+                for chunk_id in returned]
 
     def _fetch_subgraph(self, graph: WalkGraph, linked: dict[str, float], dense: list[dict], embedding: list[float],
                         trace: Trace, cost: Cost) -> dict[str, float]:
