@@ -51,10 +51,13 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "community_local": "neoweave.query.community_local",
     "community_global": "neoweave.query.community_global",
     "ppr": "neoweave.query.ppr",
+    "hybrid": "neoweave.query.hybrid",
+    "orion": "neoweave.query.orion",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",
     "communities": "neoweave.enrich.communities",
+    "tags": "neoweave.enrich.tags",
 })
 
 register_strategy: Callable[[type[T]], type[T]] = STRATEGIES.register

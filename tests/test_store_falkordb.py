@@ -88,13 +88,13 @@ def test_fulltext_search_matches_any_word_and_ignores_syntax(falkordb_store):
 
 def test_write_batches_sends_every_row_in_batches(falkordb_store):
     falkordb_store.apply_schema("test-model", DIM)
-    rows = ({"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(7))
+    rows = ({"name": f"tag{i}"} for i in range(7))
     before = len(falkordb_store.statements_run)
     assert falkordb_store.write_batches("upsert_tags", rows, batch_size=3) == 7
     assert falkordb_store.statements_run[before:] == ["upsert_tags"] * 3
     assert falkordb_store.counts().nodes["Tag"] == 7
     # MERGE on the key: writing again changes nothing
-    again = [{"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(7)]
+    again = [{"name": f"tag{i}"} for i in range(7)]
     falkordb_store.write_batches("upsert_tags", again)
     assert falkordb_store.counts().nodes["Tag"] == 7
 
@@ -138,7 +138,7 @@ EXAMPLES = {
     "vector_search": {"label": "Chunk", "property": "embedding", "fetch_k": 3, "k": 2,
                       "embedding": _unit([1, 0, 0, 0]), "filter": {}},
     "fulltext_search": {"label": "Chunk", "query": "asyncio", "k": 2},
-    "upsert_tags": {"rows": [{"name": "asyncio", "kind": "topic", "method": "fast", "source": "test"}]},
+    "upsert_tags": {"rows": [{"name": "asyncio", "created_at": NOW}]},
     # ingest statements (their behaviour is tested end to end in test_ingest*.py)
     "document_hashes": {"ids": ["d1"]},
     "upsert_documents": {"rows": [{"id": "d1", "props": {"id": "d1", "title": "D", "url": "u1",
@@ -274,6 +274,28 @@ EXAMPLES = {
     "community_report": {"id": "community:0:x"},
     "local_entity_communities": {"entity_ids": ["code:asyncio"], "max_level": 2},
     "local_entity_chunks": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "limit": 5},
+    # sparse retrieval and Orion-RAG tags (behaviour tested in test_orion.py)
+    "chunk_text_stats": {},
+    "chunk_term_postings": {"terms": ["asyncio", "loop"], "per_term": 5},
+    "chunk_bm25": {"ids": ["c1", "c2"], "postings": [{"term": "asyncio", "df": 1, "top": ["c1"]}], "chunks": 3,
+                   "avg_tokens": 5.0, "k1": 1.2, "b": 0.75, "k": 2},
+    "chunk_tag_path_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "chunk_similarities": {"ids": ["c1", "c2"], "embedding": _unit([1, 0, 0, 0])},
+    "chunk_embeddings": {"ids": ["c1"]},
+    "tag_documents": {"doc_ids": ["d1"], "chunks": 2},
+    "tags_forget_chunks": {"chunk_ids": ["c1"]},
+    "tags_forget_documents": {"doc_ids": ["d1"]},
+    "tags_write_chunks": {"rows": [{"id": "c1", "tags": [{"name": "event loop", "rank": 0, "weight": 0.5}]}],
+                          "method": "fast", "source": "tags@1:fast", "now": NOW},
+    "tags_write_documents": {"rows": [{"id": "d1", "tags": [{"name": "asyncio", "rank": 0, "weight": 0.5}]}],
+                             "method": "fast", "source": "tags@1:fast", "now": NOW},
+    "tag_path_inputs": {"chunk_ids": ["c1"]},
+    "set_chunk_tag_paths": {"rows": [{"id": "c1", "path": "asyncio > event loop", "embedding": _unit([1, 0, 0, 0])},
+                                     {"id": "c2", "path": None, "embedding": None}]},
+    "tags_target": {"id": "c1"},
+    "tags_show": {"doc_id": "d1", "chunk_id": "c1"},
+    "tags_user_edit_chunk": {"id": "c1", "tag": "coroutines", "removed": False, "by": "ana", "now": NOW},
+    "tags_user_edit_document": {"id": "d1", "tag": "python", "removed": True, "by": "ana", "now": NOW},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
@@ -288,7 +310,9 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "entity_merge_record", "entity_merge_mentions", "entity_merge_relations_out", "entity_merge_relations_in",
           "entity_merge_finish", "entity_unmerge", "kg_forget_descriptions", "kg_mark_chunks_titles_scanned",
           "kg_mark_sections_titles_scanned", "community_delete", "community_upsert", "community_add_members",
-          "community_set_parents", "community_state_set", "community_set_reports"}
+          "community_set_parents", "community_state_set", "community_set_reports", "tags_forget_chunks",
+          "tags_forget_documents", "tags_write_chunks", "tags_write_documents", "set_chunk_tag_paths",
+          "tags_user_edit_chunk", "tags_user_edit_document"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

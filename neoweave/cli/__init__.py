@@ -19,6 +19,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     llm,
     query,
     store,
+    tags,
 )
 from neoweave.cli.common import app, err_console, state
 from neoweave.errors import NeoweaveError

@@ -49,7 +49,7 @@ def query(
         embedder = Embedder(cfg.embedding.model)
         store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
         llm = None
-        if with_answer or STRATEGIES.get(strategy_name).needs_llm:
+        if with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides):
             from neoweave.llm import create_gateway
 
             llm = create_gateway(cfg)

@@ -1,5 +1,5 @@
-// Create or update topic tags (Orion-RAG tag paths), batched.
-// @param rows: LIST  [{name, kind, method, source}]
+// Create topic tags by name (a tag vocabulary imported ahead of tagging), batched; existing tags are kept.
+// @param rows: LIST  [{name, created_at}]  normalised tag names
 UNWIND $rows AS row
 MERGE (t:Tag {name: row.name})
-SET t.kind = row.kind, t.method = row.method, t.source = row.source
+ON CREATE SET t.created_at = row.created_at

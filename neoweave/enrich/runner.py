@@ -45,6 +45,8 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, l
         raise NeoweaveError("pass parameters either in the step object or as keywords, not both")
     if limit is not None and limit < 0:
         raise NeoweaveError(f"limit must be >= 0, got {limit}")
+    if created := store.upgrade_schema():
+        log.info("created %s (the graph was built by an older neoweave)", ", ".join(created))
     ctx = StepContext(store, embedder, llm, progress)
     signature = step.signature(ctx)
     report = EnrichReport(step.name, step.method, signature)

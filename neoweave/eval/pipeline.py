@@ -76,7 +76,8 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
                      ingested.documents_changed, ingested.documents_unchanged)
         store.check_meta(settings.embedding.model, embedder.dimension)
-        if config.answer or any(STRATEGIES.get(name).needs_llm for name in config.strategies):
+        if config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
+                                 for name in config.strategies):
             from neoweave.llm import create_gateway
 
             llm = create_gateway(settings)

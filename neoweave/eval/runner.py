@@ -109,7 +109,8 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
 
     `pids` names helper processes (graph server, model server) whose memory and CPU are measured with ours.
     """
-    if llm is None and (config.answer or any(STRATEGIES.get(name).needs_llm for name in config.strategies)):
+    if llm is None and (config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
+                                             for name in config.strategies)):
         raise NeoweaveError("answer evaluation needs an LLM gateway (llm=...), as do strategies that call the LLM "
                             "to retrieve")
     by_url = any("://" in e or "#" in e for q in questions for e in q.evidence)

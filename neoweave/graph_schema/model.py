@@ -122,6 +122,9 @@ class GraphSchema:
 
 # Properties every derived element carries so it can be rebuilt or deleted when its source changes.
 _PROVENANCE = ("method", "source", "created_at")
+# A tag edge: its rank among the element's tags, its weight (similarity or the model's order), and for a user
+# edit who made it and when; `removed` marks a machine tag the user took away (kept, so re-tagging skips it).
+_TAGGED = ("rank", "weight", "removed", "by", "edited_at", *_PROVENANCE)
 
 SCHEMA = GraphSchema(
     version=SCHEMA_VERSION,
@@ -147,7 +150,8 @@ SCHEMA = GraphSchema(
             "Chunk",
             key="id",
             properties=("doc_id", "section_id", "text", "order", "start", "end", "embedding",
-                        "token_count", "external_links_json", "path", "path_embedding", "enriched", "titles_scanned"),
+                        "token_count", "external_links_json", "tag_path", "tag_path_embedding", "enriched",
+                        "titles_scanned"),
             indexed=("doc_id",),
             doc="A retrievable span of text with its embedding.",
         ),
@@ -176,7 +180,8 @@ SCHEMA = GraphSchema(
                         "token_count", *_PROVENANCE),
             doc="A Leiden community of entities with its report (id from level + members: stable across runs).",
         ),
-        NodeLabel("Tag", key="name", properties=("kind", *_PROVENANCE), doc="An Orion-RAG topic tag."),
+        NodeLabel("Tag", key="name", properties=("created_at",),
+                  doc="An Orion-RAG topic tag; its name is the normalised tag (lower case, single spaces)."),
         NodeLabel(
             "Meta",
             key="id",
@@ -202,13 +207,15 @@ SCHEMA = GraphSchema(
         RelType("RST", "Chunk", "Chunk", properties=("relation", "weight", "reason", *_PROVENANCE)),
         RelType("IN_COMMUNITY", "Entity", "Community", properties=("level",)),
         RelType("PARENT_COMMUNITY", "Community", "Community"),
-        RelType("TAGGED", "Chunk", "Tag", properties=("weight", *_PROVENANCE)),
-        RelType("TAGGED", "Document", "Tag", properties=("weight", *_PROVENANCE)),
+        RelType("TAGGED", "Chunk", "Tag", properties=_TAGGED,
+                doc="A paragraph tag (Orion-RAG); method fast | llm | user, a user edit never overwritten."),
+        RelType("TAGGED", "Document", "Tag", properties=_TAGGED, doc="A master tag of the document (Orion-RAG)."),
     ),
     vector_indexes=(
         VectorIndex("chunk_embedding", "Chunk", "embedding"),
         VectorIndex("entity_embedding", "Entity", "embedding"),
         VectorIndex("community_embedding", "Community", "embedding"),
+        VectorIndex("chunk_tag_path_embedding", "Chunk", "tag_path_embedding"),
     ),
     fulltext_indexes=(
         FulltextIndex("chunk_text", "Chunk", ("text",)),

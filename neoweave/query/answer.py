@@ -35,7 +35,7 @@ def answer(question: str, *, strategy: Strategy, llm: LLMGateway, prompt: str = 
     answer. A strategy that needs the LLM to retrieve gets `llm` when it has none.
     """
     template = get_prompt(prompt)
-    if strategy.needs_llm and strategy.llm is None:
+    if strategy.wants_llm(strategy.parameters()) and strategy.llm is None:
         strategy = dataclasses.replace(strategy, llm=llm)
     retrieval = strategy.retrieve(question, **overrides)
     if retrieval.answer is not None:  # the strategy knows it cannot answer: no call

@@ -198,6 +198,12 @@ class Strategy:
     llm: Any = field(default=None, repr=False)
     """The LLM gateway, for strategies that need one to retrieve."""
 
+    @classmethod
+    def wants_llm(cls, overrides: dict[str, Any] | None = None) -> bool:
+        """Whether the strategy with these parameter overrides calls the LLM while retrieving (so a caller starts
+        a model only when one is needed); `needs_llm` unless a strategy's stages can be switched off."""
+        return cls.needs_llm
+
     def parameters(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_PARAMETERS}
 

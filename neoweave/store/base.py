@@ -239,6 +239,15 @@ class GraphStore(ABC):
                               "now": now_iso()}, write=True)
         return created
 
+    def upgrade_schema(self) -> list[str]:
+        """Create the constraints and indexes a graph built by an older neoweave lacks (a new step's vector
+        index), with the embedding model it records; nothing on an empty graph. Returns the steps that created
+        something."""
+        meta = self.read_meta()
+        if meta is None:
+            return []
+        return self.apply_schema(meta["embedding_model"], int(meta["dimension"]))
+
     # -- inspection ------------------------------------------------------------------------------
     def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
         """Make the vector indexes of `labels` exact again after bulk property updates (names of those

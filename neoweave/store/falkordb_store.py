@@ -289,7 +289,11 @@ class FalkorDBStore(GraphStore):
         for vector in self.schema.vector_indexes:
             if vector.label not in labels:
                 continue
-            self._apply_step(drop_vector_index_step("falkordb", vector))
+            try:
+                self._apply_step(drop_vector_index_step("falkordb", vector))
+            except NeoweaveError as exc:  # a graph built before the index existed
+                if "no such index" not in str(exc).lower():
+                    raise
             self._apply_step(next(s for s in self.ddl(int(meta["dimension"])) if s.name == vector.name))
             rebuilt.append(vector.name)
         if rebuilt:

@@ -1,0 +1,190 @@
+"""Orion-RAG (Chen et al. 2026): tag paths, tag + dense + BM25 lists fused by weighted RRF, query expansion,
+pruning, and the context grouped under its sub-queries.
+
+1. Expansion: the LLM splits the question into at most `max_sub_queries` short queries; the question is kept.
+2. Per sub-query, coarse candidates = tag index top `tag_factor`*k (chunks whose tag path, the document's master
+   tags and the chunk's paragraph tags, is nearest) and BM25 top ceil(`sparse_fraction`*k); every candidate is
+   ranked by tag-path similarity, by its text's dense similarity and by BM25; S = sum_j w_j / (c + rank_j)
+   (weights 0.25 / 0.25 / 0.5, c = 60 in the paper); the best k per sub-query are kept.
+3. Pruning: the LLM removes the sentences of each kept chunk irrelevant to its sub-query (it sees the tag path);
+   the trace keeps what was removed, and a chunk pruned to nothing leaves the context.
+Each stage can be switched off (`expand`, `prune`, `indexes`) for the paper's ablations. Statements:
+`chunk_tag_path_search`, `chunk_term_postings`, `chunk_bm25`, `chunk_similarities` (optionally
+`chunk_vector_search`), a few per sub-query.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from neoweave.errors import NeoweaveError
+from neoweave.llm.gateway import estimate_tokens
+from neoweave.query import orion_agents as agents
+from neoweave.query import sparse
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
+from neoweave.query.fusion import weighted_rrf
+
+log = logging.getLogger(__name__)
+LISTS = ("tag", "semantic", "sparse")
+
+
+@register
+@dataclass
+class OrionRAG(Strategy):
+    name = "orion"
+    needs_llm: ClassVar[bool] = True
+
+    k: int = 5
+    """Chunks kept per sub-query (the paper's 5)."""
+    expand: bool = True
+    """Rewrite the question into sub-queries (the original is always one of them)."""
+    max_sub_queries: int = 3
+    """At most this many sub-queries besides the question (the paper leaves its n open)."""
+    prune: bool = True
+    """Let the LLM remove the sentences of each chunk irrelevant to its sub-query."""
+    indexes: tuple[str, ...] = LISTS
+    """Ranked lists fused: tag (tag-path similarity), semantic (text similarity), sparse (BM25)."""
+    tag_factor: int = 3
+    """Coarse candidates from the tag index: tag_factor * k (the paper's 3k)."""
+    sparse_fraction: float = 0.4
+    """Coarse candidates from BM25: ceil(sparse_fraction * k) (the paper's 2k/5)."""
+    dense_candidates: int = 0
+    """Coarse candidates from the dense text index too (an option the paper does not use; 0 = off)."""
+    tag_weight: float = 0.25
+    semantic_weight: float = 0.25
+    sparse_weight: float = 0.5
+    rrf_c: float = 60.0
+    """RRF constant c (60 in the paper and the RRF paper)."""
+    per_term: int = 20
+    """BM25: chunks the full-text index gives per query term."""
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    rewrite_max_tokens: int = 160
+    prune_max_tokens: int = 384
+
+    def validate(self) -> None:
+        self._at_least(1, "k", "tag_factor", "per_term")
+        self._at_least(0, "max_sub_queries", "sparse_fraction", "dense_candidates", "tag_weight",
+                       "semantic_weight", "sparse_weight", "rrf_c", "bm25_k1", "bm25_b")
+        unknown = [name for name in self.indexes if name not in LISTS]
+        if unknown or not self.indexes:
+            raise NeoweaveError(f"orion: indexes must be some of {', '.join(LISTS)}, got {list(self.indexes)}")
+        if (self.expand or self.prune) and self.llm is None:
+            raise NeoweaveError("orion: expand and prune need an LLM",
+                                hint="configure [llm], or pass -P orion.expand=false -P orion.prune=false")
+
+    @classmethod
+    def wants_llm(cls, overrides: dict[str, Any] | None = None) -> bool:
+        """Only expansion and pruning call the LLM (`-P orion.expand=false -P orion.prune=false` needs none)."""
+        settings = {"expand": cls.expand, "prune": cls.prune, **(overrides or {})}
+        return bool(settings["expand"] or settings["prune"])
+
+    @property
+    def sparse_k(self) -> int:
+        return math.ceil(self.sparse_fraction * self.k) if "sparse" in self.indexes else 0
+
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        queries = self._sub_queries(question, cost) if self.expand and self.max_sub_queries else [question]
+        with cost.timed("embed"):
+            vectors = self.embedder.embed(queries)
+        groups = [self._fuse(query, vector, trace, cost) for query, vector in zip(queries, vectors, strict=True)]
+        if self.prune:
+            groups = self._prune(question, queries, groups, cost)
+        items: dict[str, ContextItem] = {}
+        for index, (query, group) in enumerate(zip(queries, groups, strict=True)):
+            for item in group:
+                if item.chunk_id in items:
+                    items[item.chunk_id].details["sub_queries"].append(index)
+                    continue
+                item.details.update(sub_query=query, sub_query_index=index, sub_queries=[index])
+                items[item.chunk_id] = item
+                trace.chunk(item.section_id, item.chunk_id)
+        result.parameters["sub_queries"] = queries
+        return list(items.values())
+
+    # stages -----------------------------------------------------------------------------------------
+    def _sub_queries(self, question: str, cost: Cost) -> list[str]:
+        with cost.timed("rewrite"):
+            reply = self.llm.structured(agents.rewrite_messages(question, self.max_sub_queries), agents.SubQueries,
+                                        stage=agents.REWRITE_STAGE, max_tokens=self.rewrite_max_tokens)
+        _count(cost, reply.calls, reply.ok)
+        if not reply.ok:
+            log.warning("orion: query expansion failed (%s); the question alone is searched", reply.error)
+            return [question]
+        return agents.sub_queries(question, reply.value.queries, self.max_sub_queries)
+
+    def _fuse(self, query: str, vector: list[float], trace: Trace, cost: Cost) -> list[ContextItem]:
+        """Coarse candidates of one sub-query, ranked three ways and fused; the best k."""
+        def run(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+            return self._run(trace, name, params)
+
+        candidates: list[str] = []
+        with cost.timed("tag"):
+            if "tag" in self.indexes:
+                candidates += [r["chunk_id"] for r in run("chunk_tag_path_search",
+                                                          {"k": self.tag_factor * self.k, "embedding": vector})]
+        with cost.timed("sparse"):
+            found = sparse.postings(run, query, self.per_term) if "sparse" in self.indexes else sparse.Postings([])
+            if self.sparse_k:
+                candidates += [r["chunk_id"] for r in sparse.bm25(run, self.store, found, self.sparse_k,
+                                                                  k1=self.bm25_k1, b=self.bm25_b)]
+        with cost.timed("graph"):
+            dense_k = self.dense_candidates or (0 if candidates else self.tag_factor * self.k)
+            if dense_k:
+                candidates += [r["chunk_id"] for r in run("chunk_vector_search", {"k": dense_k, "embedding": vector})]
+            candidates = list(dict.fromkeys(candidates))
+            rows = {r["chunk_id"]: r for r in run("chunk_similarities", {"ids": candidates, "embedding": vector})}
+        with cost.timed("sparse"):
+            bm25 = {r["chunk_id"]: r["score"] for r in sparse.bm25(
+                run, self.store, found, len(candidates), ids=candidates, k1=self.bm25_k1, b=self.bm25_b)} \
+                if "sparse" in self.indexes else {}
+        lists = {
+            "tag": sorted((c for c in rows if rows[c]["tag"] is not None), key=lambda c: -rows[c]["tag"]),
+            "semantic": sorted(rows, key=lambda c: -rows[c]["semantic"]),
+            "sparse": sorted(bm25, key=lambda c: -bm25[c]),
+        }
+        weights = {"tag": self.tag_weight, "semantic": self.semantic_weight, "sparse": self.sparse_weight}
+        lists = {name: ids for name, ids in lists.items() if name in self.indexes}
+        ranks = {name: {c: rank for rank, c in enumerate(ids, 1)} for name, ids in lists.items()}
+        items = []
+        for chunk_id, score in weighted_rrf(lists, weights, c=self.rrf_c)[:self.k]:
+            row = rows[chunk_id]
+            items.append(ContextItem.from_row({**row, "score": score}, "fused", {
+                "tag_path": row["tag_path"] or "", "ranks": {name: ranks[name].get(chunk_id) for name in ranks},
+                "tag_similarity": row["tag"], "semantic_similarity": row["semantic"], "bm25": bm25.get(chunk_id)}))
+        return items
+
+    def _prune(self, question: str, queries: list[str], groups: list[list[ContextItem]], cost: Cost
+               ) -> list[list[ContextItem]]:
+        pairs = [(query, item) for query, group in zip(queries, groups, strict=True) for item in group]
+        with cost.timed("prune"):
+            replies = agents.prune_all(self.llm, [agents.prune_messages(question, query, item.details["tag_path"],
+                                                                        item.text) for query, item in pairs],
+                                       self.prune_max_tokens)
+        dropped: set[int] = set()
+        for index, ((_, item), reply) in enumerate(zip(pairs, replies, strict=True)):
+            _count(cost, [reply.call] if reply is not None else [], reply is not None)
+            if reply is None:
+                continue
+            kept = reply.text.strip()
+            item.details["pruned"] = {"original_tokens": item.token_count,
+                                      "removed": agents.removed_sentences(item.text, kept)}
+            if not kept:
+                dropped.add(index)
+                continue
+            item.text, item.token_count = kept, estimate_tokens(kept)
+        kept_pairs = [pair for index, pair in enumerate(pairs) if index not in dropped]
+        return [[item for query2, item in kept_pairs if query2 == query] for query in queries]
+
+
+def _count(cost: Cost, calls: list[Any], ok: bool) -> None:
+    cost.llm_calls += max(len(calls), 1)
+    for call in calls:
+        cost.prompt_tokens += call.prompt_tokens
+        cost.completion_tokens += call.completion_tokens
+        cost.cached_tokens += call.saved_tokens
+    if not ok:
+        cost.llm_failures += 1

@@ -1,0 +1,91 @@
+"""Orion-RAG's two query-time agents: query expansion (sub-queries) and pruning (irrelevant sentences out).
+
+Both follow the paper's instructions in neoweave's words. Expansion answers a JSON list of short retrieval
+queries (the original question is always kept by the caller); pruning answers the kept text only, which is
+compared sentence by sentence with the chunk to record what was removed.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from neoweave.llm import LLMError
+
+REWRITE_STAGE = "orion:rewrite"
+PRUNE_STAGE = "orion:prune"
+
+REWRITE_SYSTEM = """You turn a question into short search queries for a document index.
+Find the separate things the question needs to know, and write one short query for each: specific entity
+names, nouns rather than adjectives, at most 12 words, no punctuation. A simple question needs one query, a
+question joining several things needs one per thing.
+Answer with a JSON object only: {"queries": ["...", "..."]}"""
+
+PRUNE_SYSTEM = """You clean up a retrieved passage before it is used to answer a question.
+Remove the sentences that are irrelevant to the sub-question and do not help answer the original question.
+Keep the other sentences exactly as written and in their order, with every name, number and date they hold.
+Answer with the kept text only: no comments, no code fence. If nothing is relevant, answer with nothing."""
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+class SubQueries(BaseModel):
+    queries: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, data: Any) -> Any:
+        """Small models often answer with a bare JSON array (the paper's prompt asked for one)."""
+        return {"queries": data} if isinstance(data, list) else data
+
+
+def rewrite_messages(question: str, max_queries: int) -> list[dict[str, str]]:
+    return [{"role": "system", "content": REWRITE_SYSTEM},
+            {"role": "user", "content": f"Write at most {max_queries} queries.\nQuestion: {question}"}]
+
+
+def sub_queries(question: str, answer: list[str], max_queries: int) -> list[str]:
+    """The original question, then up to `max_queries` distinct new queries from the model."""
+    seen = {" ".join(question.lower().split())}
+    queries = [question]
+    for text in answer:
+        cleaned = " ".join(str(text).split())
+        if cleaned and cleaned.lower() not in seen and len(queries) <= max_queries:
+            seen.add(cleaned.lower())
+            queries.append(cleaned)
+    return queries
+
+
+def prune_messages(question: str, sub_query: str, tag_path: str, text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": PRUNE_SYSTEM},
+            {"role": "user", "content": f"Original question: {question}\nSub-question: {sub_query}\n"
+                                        f"Passage tags: {tag_path or '(none)'}\nPassage:\n{text}\n\nKept text:"}]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def removed_sentences(original: str, kept: str) -> list[str]:
+    """The chunk's sentences the pruned text no longer holds (what the trace shows as removed)."""
+    kept_text = " ".join(kept.split())
+    return [s for s in sentences(original) if " ".join(s.split()) not in kept_text]
+
+
+def prune_all(llm: Any, requests: list[list[dict[str, str]]], max_tokens: int) -> list[Any]:
+    """One pruning call per (sub-query, chunk), as many in flight as the gateway allows; a failed call gives
+    None (the chunk is then kept unpruned)."""
+    def one(messages: list[dict[str, str]]) -> Any:
+        try:
+            return llm.chat(messages, stage=PRUNE_STAGE, max_tokens=max_tokens, temperature=0.0)
+        except LLMError:
+            return None
+
+    if not requests:
+        return []
+    workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, requests))
