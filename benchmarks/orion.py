@@ -108,8 +108,9 @@ def main() -> int:
     skip = set(args.skip.split(",")) - {""}
     results: dict = json.loads(args.out.read_text()) if args.out.exists() else {}
     results["qa"] = str(args.qa)
-    results["tag_index_build"] = _build_tags(settings) | (
-        {"previous": results["tag_index_build"]} if "tag_index_build" in results else {})
+    build = _build_tags(settings)
+    if build["chunks_tagged"] or "tag_index_build" not in results:  # keep the measured build of an earlier run
+        results["tag_index_build"] = build
     work = args.out.parent / (args.out.stem + "-runs")
     if "variants" not in skip:
         results["retrieval_k5"] = []

@@ -141,3 +141,24 @@ def test_enrich_communities_and_inspect_them(cli, workdir):
     assert walk["items"][0]["doc_id"] == "p1" and walk["items"][0]["origin"] == "walk"
     assert any(node.startswith("person:guido") for node in walk["trace"]["seeds"])
     assert walk["trace"]["scores"] and walk["trace"]["relationships"]
+
+
+def test_enrich_tags_edit_them_and_query_orion(cli, workdir):
+    from test_orion import BANKS
+
+    (workdir / "banks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in BANKS), encoding="utf-8")
+    cli("ingest", "banks.jsonl", "--no-progress")
+    report = json.loads(cli("enrich", "tags", "--json", "-P", "master_tags=3").stdout)
+    assert report["chunks"] == len(BANKS) and report["counters"]["documents"] == len(BANKS)
+    shown = json.loads(cli("tags", "show", "bdo", "--json").stdout)
+    assert shown["kind"] == "document" and shown["master"][0]["tag"] == "bdo unibank" and len(shown["master"]) == 3
+    edited = json.loads(cli("tags", "add", "bdo", "Diversified business model", "--by", "ana", "--json").stdout)
+    assert edited["master"][0]["tag"] == "diversified business model" and edited["master"][0]["by"] == "ana"
+    assert "added by ana" in cli("tags", "show", "bdo").stdout
+    missing = cli("tags", "remove", "bdo", "no such tag", check=False)
+    assert missing.returncode == 1 and "has no tag 'no such tag'" in missing.stderr
+    found = json.loads(cli("query", "diversified business model", "-s", "orion", "--k", "1", "-P", "expand=false",
+                           "-P", "prune=false", "--json").stdout)
+    assert found["items"][0]["doc_id"] == "bdo" and found["items"][0]["details"]["tag_path"].startswith("diversified")
+    needs = cli("query", "x", "-s", "orion", "-P", "llm_free=true", check=False)
+    assert needs.returncode == 1 and "bad parameter 'llm_free=true'" in needs.stderr

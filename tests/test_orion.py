@@ -217,3 +217,25 @@ def test_a_rewritten_tag_path_vector_replaces_the_old_one(falkordb_store):
     store.run("set_chunk_tag_paths", {"rows": [{"id": "c", "path": None, "embedding": None}]}, write=True)
     assert store.query("MATCH (c:Chunk {id: 'c'}) RETURN c.tag_path AS p, c.tag_path_embedding AS e")[0] == \
         {"p": None, "e": None}
+
+
+def test_llm_tags_and_orion_agents_with_the_local_model(falkordb_store, embedder, tmp_path, llm_data_dir, model_dir):
+    """The llm tagging method and Orion's two agents on the real (0.5B) model, on two documents."""
+    from neoweave.config import load_settings
+    from neoweave.llm import create_gateway
+
+    ingest_records(falkordb_store, embedder, tmp_path / "banks.jsonl", BANKS[:2])
+    settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": {
+        "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
+    llm = create_gateway(settings)
+    report = run("tags", falkordb_store, embedder=embedder, llm=llm, method="llm", progress=False)
+    assert report.chunks == 2 and report.llm_calls >= 4 and "qwen2.5-coder-0.5b" in report.signature
+    for doc in ("bdo", "metro"):
+        view = show_tags(falkordb_store, doc)
+        # the small model's answer varies: its tags are used, or the element fell back to fast and says so
+        assert view.master and ({t["method"] for t in view.master} == {"llm"} or report.failures)
+    result = strategy("orion", falkordb_store, embedder, llm, k=1, max_sub_queries=2).retrieve(
+        "Which bank runs the largest branch network, and which keeps a resilient deposit base?")
+    assert 1 <= len(result.parameters["sub_queries"]) <= 3 and result.cost.llm_calls >= 2
+    assert {"rewrite", "prune"} <= set(result.cost.milliseconds)
+    assert all("pruned" in item.details or result.cost.llm_failures for item in result.items)
