@@ -24,7 +24,7 @@ from neoweave.store.base import GraphStore
 STATS_SECONDS = 300.0
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+")
-_stats: dict[int, tuple[float, dict[str, Any]]] = {}
+_stats: dict[tuple[int, str], tuple[float, dict[str, Any]]] = {}
 _stats_lock = threading.Lock()
 
 Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
@@ -39,15 +39,16 @@ def query_terms(text: str, limit: int = MAX_TERMS) -> list[str]:
 def collection_stats(store: GraphStore, run: Run | None = None) -> dict[str, Any]:
     """{chunks, avg_tokens} of the store, cached for STATS_SECONDS (a label scan, ~10 ms per 10k chunks)."""
     now = time.monotonic()
+    key = (id(store), str(getattr(store, "graph_name", "")))
     with _stats_lock:
-        cached = _stats.get(id(store))
+        cached = _stats.get(key)
         if cached and now - cached[0] < STATS_SECONDS:
             return cached[1]
     rows = (run or (lambda name, params: store.run(name, params)))("chunk_text_stats", {})
     stats = {"chunks": int(rows[0]["chunks"] or 0) if rows else 0,
              "avg_tokens": float(rows[0]["avg_tokens"] or 1.0) if rows else 1.0}
     with _stats_lock:
-        _stats[id(store)] = (now, stats)
+        _stats[key] = (now, stats)
     return stats
 
 
