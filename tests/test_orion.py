@@ -160,7 +160,12 @@ class ScriptedAgents:
         self.prompts: list[str] = []
 
     def structured(self, messages, schema, **kwargs):
-        answer = {"queries": ["Land Bank farmers", "Security Bank capital ratio", "Land Bank farmers"]}
+        text = messages[-1]["content"]
+        if "Passage:" in text:  # sentence-number pruning: keep the first sentence, nothing of Metrobank
+            self.prompts.append(text)
+            answer = {"keep": [] if "Metrobank" in text else [1, 9]}  # 9: out of range, ignored
+        else:
+            answer = {"queries": ["Land Bank farmers", "BDO Unibank branch network", "Land Bank farmers"]}
         call = LLMCall(stage=kwargs.get("stage", ""), model=self.model, prompt_tokens=40, completion_tokens=12)
         return StructuredResult(schema.model_validate(answer), json.dumps(answer), [call])
 
@@ -173,17 +178,22 @@ class ScriptedAgents:
                                         completion_tokens=10))
 
 
-def test_orion_expands_fuses_prunes_and_groups_the_context(banks, embedder):
+@pytest.mark.parametrize("prune_mode", ["sentences", "text"])
+def test_orion_expands_fuses_prunes_and_groups_the_context(banks, embedder, prune_mode):
     llm = ScriptedAgents()
-    result = strategy("orion", banks, embedder, llm, k=2).retrieve("Which banks stay resilient?")
+    result = strategy("orion", banks, embedder, llm, k=2, prune_mode=prune_mode).retrieve(
+        "Which banks stay resilient?")
     queries = result.parameters["sub_queries"]
-    assert queries == ["Which banks stay resilient?", "Land Bank farmers", "Security Bank capital ratio"]
+    assert queries == ["Which banks stay resilient?", "Land Bank farmers", "BDO Unibank branch network"]
     groups = {item.details["sub_query"] for item in result.items}
     assert groups <= set(queries) and "Land Bank farmers" in groups
     land = next(item for item in result.items if item.doc_id == "landbank")
     assert land.details["ranks"]["tag"] and land.details["tag_path"].startswith("land bank")
     assert land.text == "Land Bank lends to farmers and stays resilient during recessions with government backing."
     assert land.details["pruned"]["removed"] == [] and "Passage tags: land bank" in "".join(llm.prompts)
+    bdo = next(item for item in result.items if item.doc_id == "bdo")
+    assert bdo.text == "BDO Unibank operates as a full-service universal bank."  # the second sentence pruned
+    assert bdo.details["pruned"]["removed"] == [BANKS[0]["text"].split(". ", 1)[1]]
     assert all(item.doc_id != "metro" for item in result.items)  # pruned to nothing: out of the context
     assert len({item.chunk_id for item in result.items}) == len(result.items)
     assert result.cost.llm_calls == 1 + len(llm.prompts) and result.cost.prompt_tokens > 0
@@ -200,6 +210,8 @@ def test_orion_stages_switch_off_and_bad_parameters_are_named(banks, embedder):
         strategy("orion", banks, embedder).retrieve("x")
     with pytest.raises(NeoweaveError, match="indexes must be some of"):
         strategy("orion", banks, embedder, expand=False, prune=False, indexes=("graph",)).retrieve("x")
+    with pytest.raises(NeoweaveError, match="prune_mode must be sentences or text"):
+        strategy("orion", banks, embedder, expand=False, prune=False, prune_mode="words").retrieve("x")
     with pytest.raises(NeoweaveError, match="tag_factor must be >= 1"):
         strategy("orion", banks, embedder, expand=False, prune=False, tag_factor=0).retrieve("x")
 

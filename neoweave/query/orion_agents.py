@@ -29,6 +29,11 @@ Remove the sentences that are irrelevant to the sub-question and do not help ans
 Keep the other sentences exactly as written and in their order, with every name, number and date they hold.
 Answer with the kept text only: no comments, no code fence. If nothing is relevant, answer with nothing."""
 
+PRUNE_SENTENCES_SYSTEM = """You clean up a retrieved passage before it is used to answer a question.
+The passage is given as numbered sentences. Keep the sentences relevant to the sub-question or helpful to
+answer the original question; leave out the others.
+Answer with a JSON object only: {"keep": [numbers of the sentences kept, in order]}; {"keep": []} if none."""
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -57,6 +62,27 @@ def sub_queries(question: str, answer: list[str], max_queries: int) -> list[str]
             seen.add(cleaned.lower())
             queries.append(cleaned)
     return queries
+
+
+class KeptSentences(BaseModel):
+    keep: list[int] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_list(cls, data: Any) -> Any:
+        return {"keep": data} if isinstance(data, list) else data
+
+
+def prune_sentence_messages(question: str, sub_query: str, tag_path: str, parts: list[str]) -> list[dict[str, str]]:
+    numbered = "\n".join(f"{number}. {sentence}" for number, sentence in enumerate(parts, 1))
+    return [{"role": "system", "content": PRUNE_SENTENCES_SYSTEM},
+            {"role": "user", "content": f"Original question: {question}\nSub-question: {sub_query}\n"
+                                        f"Passage tags: {tag_path or '(none)'}\nPassage:\n{numbered}"}]
+
+
+def kept_text(parts: list[str], keep: list[int]) -> str:
+    """The kept sentences, in the passage's order (numbers out of range ignored)."""
+    return " ".join(parts[i - 1] for i in sorted(set(keep)) if 1 <= i <= len(parts))
 
 
 def prune_messages(question: str, sub_query: str, tag_path: str, text: str) -> list[dict[str, str]]:
