@@ -95,6 +95,8 @@ class TagsStep(EnrichStep):
 
     # extraction ------------------------------------------------------------------------------------
     def extract(self, chunks: list[ChunkRow], ctx: StepContext, report: EnrichReport) -> list[ChunkTags]:
+        if ctx.embedder is None:
+            raise NeoweaveError("enrich tags needs the embedding model (tag paths are embedded)")
         self._tag_documents(sorted({c.doc_id for c in chunks} - set(self._masters)), ctx, report)
         results = self._tag_chunks(chunks, ctx, report)
         self._paths(results, ctx)
