@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
-
 from neoweave.llm import structured_each
+from neoweave.llm.structured import list_answer
 
 PROMPT_VERSION = 1
 DOCUMENT_CHARS = 2400
@@ -34,14 +33,7 @@ Each tag: 1 to 4 words, no punctuation, canonical English form; proper nouns cap
 Answer with a JSON object only: {"tags": ["gist", "subjects", "domain"]}"""
 
 
-class TagList(BaseModel):
-    tags: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare_list(cls, data: Any) -> Any:
-        """Small models often answer with the bare JSON array the paper's prompt asked for."""
-        return {"tags": data} if isinstance(data, list) else data
+TagList = list_answer("TagList", "tags", str, max_items=8)
 
 
 def master_requests(documents: list[tuple[str, str]], max_tags: int) -> list[list[dict[str, str]]]:

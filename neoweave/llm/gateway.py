@@ -12,6 +12,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -28,6 +29,7 @@ from neoweave.llm.structured import StructuredOutputError, parse_structured, sch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "prompt"]
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -51,15 +53,21 @@ def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4)) if text else 0
 
 
-def structured_each(llm: Any, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
-                    ) -> list[StructuredResult[T]]:
-    """One `structured` call per message list, as many in flight as the gateway's `concurrency` allows (map
-    steps, community reports); the results in request order."""
+def each_in_flight(llm: Any, call: Callable[[Any], R], requests: list[Any]) -> list[R]:
+    """`call(request)` for every request, as many in flight as the gateway's `concurrency` allows; the
+    results in request order."""
     if not requests:
         return []
     workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda messages: llm.structured(messages, response_model, **kwargs), requests))
+        return list(pool.map(call, requests))
+
+
+def structured_each(llm: Any, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
+                    ) -> list[StructuredResult[T]]:
+    """One `structured` call per message list, as many in flight as the gateway's `concurrency` allows (map
+    steps, community reports); the results in request order."""
+    return each_in_flight(llm, lambda messages: llm.structured(messages, response_model, **kwargs), requests)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -96,3 +96,14 @@ def schema_instruction(model: type[BaseModel]) -> str:
     """The instruction appended for servers without a schema mode."""
     schema = json.dumps(model.model_json_schema(), separators=(",", ":"))
     return f"Answer with one JSON object only, no prose, matching this JSON schema: {schema}"
+
+
+def list_answer(name: str, field: str, item: type, max_items: int | None = None) -> type[BaseModel]:
+    """A model `{field: [item, ...]}` that also accepts the bare JSON array small models often answer with
+    (tag lists, sub-queries, sentence numbers); `max_items` goes into the schema only, extras are kept."""
+    def wrap(cls: type, data: Any) -> Any:
+        return {field: data} if isinstance(data, list) else data
+
+    extra = {"maxItems": max_items} if max_items else None
+    return create_model(name, __validators__={"_bare_list": model_validator(mode="before")(wrap)},
+                        **{field: (list[item], Field(default_factory=list, json_schema_extra=extra))})

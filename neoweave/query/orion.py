@@ -130,26 +130,32 @@ class OrionRAG(Strategy):
         def run(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
             return self._run(trace, name, params)
 
-        candidates: list[str] = []
+        tag_ids: list[str] = []
         with cost.timed("tag"):
             if "tag" in self.indexes:
-                candidates += [r["chunk_id"] for r in run("chunk_tag_path_search",
-                                                          {"k": self.tag_factor * self.k, "embedding": vector})]
+                tag_ids = [r["chunk_id"] for r in run("chunk_tag_path_search",
+                                                      {"k": self.tag_factor * self.k, "embedding": vector})]
         with cost.timed("sparse"):
             found = sparse.postings(run, query, self.per_term) if "sparse" in self.indexes else sparse.Postings([])
-            if self.sparse_k:
-                candidates += [r["chunk_id"] for r in sparse.bm25(run, self.store, found, self.sparse_k,
-                                                                  k1=self.bm25_k1, b=self.bm25_b)]
+        dense_ids: list[str] = []
         with cost.timed("graph"):
-            dense_k = self.dense_candidates or (0 if candidates else self.tag_factor * self.k)
+            dense_k = self.dense_candidates or (0 if tag_ids or (self.sparse_k and found.candidates)
+                                                else self.tag_factor * self.k)
             if dense_k:
-                candidates += [r["chunk_id"] for r in run("chunk_vector_search", {"k": dense_k, "embedding": vector})]
-            candidates = list(dict.fromkeys(candidates))
-            rows = {r["chunk_id"]: r for r in run("chunk_similarities", {"ids": candidates, "embedding": vector})}
+                dense_ids = [r["chunk_id"] for r in run("chunk_vector_search", {"k": dense_k, "embedding": vector})]
         with cost.timed("sparse"):
-            bm25 = {r["chunk_id"]: r["score"] for r in sparse.bm25(
-                run, self.store, found, len(candidates), ids=candidates, k1=self.bm25_k1, b=self.bm25_b)} \
-                if "sparse" in self.indexes else {}
+            # one BM25 pass over everything it may rank: the index's candidates (the sparse coarse list is their
+            # best sparse_k) and the other lists' candidates (their BM25 rank in the fusion)
+            pool = list(dict.fromkeys([*tag_ids, *found.candidates, *dense_ids]))
+            scored = sparse.bm25(run, self.store, found, len(pool), ids=pool, k1=self.bm25_k1, b=self.bm25_b)
+            score = {r["chunk_id"]: r["score"] for r in scored}
+            listed = {chunk_id: order for order, chunk_id in enumerate(found.candidates)}
+            sparse_ids = sorted((c for c in score if c in listed), key=lambda c: (-score[c], listed[c]))[:self.sparse_k]
+        candidates = list(dict.fromkeys([*tag_ids, *sparse_ids, *dense_ids]))
+        with cost.timed("graph"):
+            rows = {r["chunk_id"]: r for r in run("chunk_similarities", {"ids": candidates, "embedding": vector})}
+        order = {chunk_id: position for position, chunk_id in enumerate(candidates)}  # ties: candidate order
+        bm25 = {c: score[c] for c in sorted((c for c in score if c in rows), key=lambda c: (-score[c], order[c]))}
         lists = {
             "tag": sorted((c for c in rows if rows[c]["tag"] is not None), key=lambda c: -rows[c]["tag"]),
             "semantic": sorted(rows, key=lambda c: -rows[c]["semantic"]),

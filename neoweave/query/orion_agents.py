@@ -8,12 +8,11 @@ compared sentence by sentence with the chunk to record what was removed.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
-
 from neoweave.llm import LLMError
+from neoweave.llm.gateway import each_in_flight
+from neoweave.llm.structured import list_answer
 
 REWRITE_STAGE = "orion:rewrite"
 PRUNE_STAGE = "orion:prune"
@@ -37,14 +36,8 @@ Answer with a JSON object only: {"keep": [numbers of the sentences kept, in orde
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
-class SubQueries(BaseModel):
-    queries: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare_list(cls, data: Any) -> Any:
-        """Small models often answer with a bare JSON array (the paper's prompt asked for one)."""
-        return {"queries": data} if isinstance(data, list) else data
+SubQueries = list_answer("SubQueries", "queries", str, max_items=8)
+KeptSentences = list_answer("KeptSentences", "keep", int)
 
 
 def rewrite_messages(question: str, max_queries: int) -> list[dict[str, str]]:
@@ -62,15 +55,6 @@ def sub_queries(question: str, answer: list[str], max_queries: int) -> list[str]
             seen.add(cleaned.lower())
             queries.append(cleaned)
     return queries
-
-
-class KeptSentences(BaseModel):
-    keep: list[int] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare_list(cls, data: Any) -> Any:
-        return {"keep": data} if isinstance(data, list) else data
 
 
 def prune_sentence_messages(question: str, sub_query: str, tag_path: str, parts: list[str]) -> list[dict[str, str]]:
@@ -102,16 +86,12 @@ def removed_sentences(original: str, kept: str) -> list[str]:
 
 
 def prune_all(llm: Any, requests: list[list[dict[str, str]]], max_tokens: int) -> list[Any]:
-    """One pruning call per (sub-query, chunk), as many in flight as the gateway allows; a failed call gives
-    None (the chunk is then kept unpruned)."""
+    """One text-pruning call per (sub-query, chunk), as many in flight as the gateway allows; a failed call
+    gives None (the chunk is then kept unpruned)."""
     def one(messages: list[dict[str, str]]) -> Any:
         try:
             return llm.chat(messages, stage=PRUNE_STAGE, max_tokens=max_tokens, temperature=0.0)
         except LLMError:
             return None
 
-    if not requests:
-        return []
-    workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, requests))
+    return each_in_flight(llm, one, requests)
