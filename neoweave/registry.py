@@ -53,11 +53,13 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "ppr": "neoweave.query.ppr",
     "hybrid": "neoweave.query.hybrid",
     "orion": "neoweave.query.orion",
+    "khl": "neoweave.query.khl",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",
     "communities": "neoweave.enrich.communities",
     "tags": "neoweave.enrich.tags",
+    "rst": "neoweave.enrich.rst",
 })
 
 register_strategy: Callable[[type[T]], type[T]] = STRATEGIES.register

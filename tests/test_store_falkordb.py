@@ -296,6 +296,22 @@ EXAMPLES = {
     "tags_show": {"doc_id": "d1", "chunk_id": "c1"},
     "tags_user_edit_chunk": {"id": "c1", "tag": "coroutines", "removed": False, "by": "ana", "now": NOW},
     "tags_user_edit_document": {"id": "d1", "tag": "python", "removed": True, "by": "ana", "now": NOW},
+    # KHL-RAG's paragraph graph (behaviour tested in test_rst.py and test_khl.py)
+    "rst_document_chunks": {"doc_ids": ["d1"], "signature": "rst@1:fast"},
+    "rst_done_count": {"signature": "rst@1:fast"},
+    "rst_similar_chunks": {"k": 2, "embedding": _unit([1, 0, 0, 0]), "signature": "rst@1:fast"},
+    "rst_forget_chunks": {"chunk_ids": ["c1"]},
+    "rst_neighbours": {"ids": ["c1"], "min_weight": 5.0},
+    "chunk_keywords_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "chunk_main_idea_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "khl_kg_chunks": {"entities": 5, "embedding": _unit([1, 0, 0, 0]), "limit": 5},
+    "rst_write_features": {"rows": [{"id": "c1", "main_idea": "asyncio runs coroutines", "keywords": ["asyncio"],
+                                     "type": "expository", "reason": "cue words: is", "method": "fast",
+                                     "main_idea_embedding": _unit([1, 0, 0, 0]),
+                                     "keywords_embedding": _unit([1, 1, 0, 0])}]},
+    "rst_write_relations": {"rows": [{"source": "c1", "target": "c2", "relation": "Elaboration", "weight": 6.0,
+                                      "reason": "adjacent", "similarity": 0.6, "method": "fast"}],
+                            "source": "rst@1:fast", "now": NOW},
 }
 WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "upsert_chunks", "link_next_chunks",
           "create_links", "set_unresolved_links", "finish_link_resolution", "mark_unresolved_documents_pending",
@@ -312,7 +328,8 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "kg_mark_sections_titles_scanned", "community_delete", "community_upsert", "community_add_members",
           "community_set_parents", "community_state_set", "community_set_reports", "tags_forget_chunks",
           "tags_forget_documents", "tags_write_chunks", "tags_write_documents", "set_chunk_tag_paths",
-          "tags_user_edit_chunk", "tags_user_edit_document"}
+          "tags_user_edit_chunk", "tags_user_edit_document", "rst_forget_chunks", "rst_write_features",
+          "rst_write_relations"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from neoweave.enrich.leiden import Community
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+from neoweave.text import sentences as split_sentences
 
 
 @dataclass
@@ -131,7 +129,7 @@ def central_chunks(chunks: list[SourceChunk]) -> list[SourceChunk]:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+    return split_sentences(" ".join(text.split()))
 
 
 @dataclass

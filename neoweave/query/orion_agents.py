@@ -7,12 +7,12 @@ compared sentence by sentence with the chunk to record what was removed.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from neoweave.llm import LLMError
 from neoweave.llm.gateway import each_in_flight
 from neoweave.llm.structured import list_answer
+from neoweave.text import sentences
 
 REWRITE_STAGE = "orion:rewrite"
 PRUNE_STAGE = "orion:prune"
@@ -32,9 +32,6 @@ PRUNE_SENTENCES_SYSTEM = """You clean up a retrieved passage before it is used t
 The passage is given as numbered sentences. Keep the sentences relevant to the sub-question or helpful to
 answer the original question; leave out the others.
 Answer with a JSON object only: {"keep": [numbers of the sentences kept, in order]}; {"keep": []} if none."""
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-
 
 SubQueries = list_answer("SubQueries", "queries", str, max_items=8)
 KeptSentences = list_answer("KeptSentences", "keep", int)
@@ -73,10 +70,6 @@ def prune_messages(question: str, sub_query: str, tag_path: str, text: str) -> l
     return [{"role": "system", "content": PRUNE_SYSTEM},
             {"role": "user", "content": f"Original question: {question}\nSub-question: {sub_query}\n"
                                         f"Passage tags: {tag_path or '(none)'}\nPassage:\n{text}\n\nKept text:"}]
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
 def removed_sentences(original: str, kept: str) -> list[str]:

@@ -27,18 +27,21 @@ class PromptTemplate:
 
 def _block(items: list[ContextItem]) -> str:
     """Numbered passages; grouped under their sub-question with their tags when a strategy searched several
-    (Orion-RAG's structured context)."""
+    (Orion-RAG's structured context), or under the block a strategy put them in (KHL-RAG's KG and paragraph
+    graph blocks)."""
     if not items:
         return "(none)"
-    if not any("sub_query" in item.details for item in items):
+    if not any("sub_query" in item.details or "group" in item.details for item in items):
         return "\n\n".join(f"[{index}] {item.section_title or item.doc_id}\n{item.text}"
                            for index, item in enumerate(items, 1))
     groups: dict[str, list[str]] = {}
     for index, item in enumerate(items, 1):
         tags = item.details.get("tag_path")
         head = f"[{index}] {item.section_title or item.doc_id}" + (f" (tags: {tags})" if tags else "")
-        groups.setdefault(item.details.get("sub_query", ""), []).append(f"{head}\n{item.text}")
-    return "\n\n".join(f"Sub-question: {query}\n" + "\n\n".join(passages) for query, passages in groups.items())
+        group = f"Sub-question: {item.details['sub_query']}" if "sub_query" in item.details \
+            else item.details.get("group", "")
+        groups.setdefault(group, []).append(f"{head}\n{item.text}")
+    return "\n\n".join(f"{group}\n" + "\n\n".join(passages) for group, passages in groups.items())
 
 
 PROMPTS: dict[str, PromptTemplate] = {}
