@@ -196,7 +196,8 @@ def khl_graph(passages, embedder):
 
 def test_khl_adds_rst_neighbours_above_tau_only(khl_graph, embedder):
     question = "Why do coffee farmers move their plots to higher land?"
-    open_ = strategy("khl", khl_graph, embedder, mode="hlpg_filter", analysis="fast", top_k=1, k=6, tau=0.0)
+    open_ = strategy("khl", khl_graph, embedder, mode="hlpg_filter", analysis="fast", top_k=1, k=1, tau=0.0,
+                     neighbours_per_seed=5)
     result = open_.retrieve(question)
     neighbours = [i for i in result.items if i.origin == "rst"]
     assert neighbours and all(i.details["weight"] > 0 for i in neighbours)
@@ -207,10 +208,12 @@ def test_khl_adds_rst_neighbours_above_tau_only(khl_graph, embedder):
     assert all(i.details["weight"] > tau for i in closed.items if i.origin == "rst")
     assert len([i for i in closed.items if i.origin == "rst"]) < len(neighbours)
     assert not [i for i in open_.retrieve(question, tau=10.0).items if i.origin == "rst"]
+    assert len(open_.retrieve(question, neighbours_per_seed=1).items) == 2  # the seed and its strongest neighbour
+    assert result.parameters["rst_neighbours"] == len(neighbours)
 
 
 def test_khl_mixes_kg_and_paragraph_passages_by_question_type(khl_graph, embedder):
-    khl = strategy("khl", khl_graph, embedder, analysis="fast", k=4, top_k=3, tau=0.0)
+    khl = strategy("khl", khl_graph, embedder, analysis="fast", k=4, top_k=3, tau=0.0, neighbours_per_seed=0)
     assert [khl.kg_count(t) for t in ("knowledge", "reading", "reasoning")] == [3, 2, 1]
     assert [strategy("khl", khl_graph, embedder, k=10, analysis="fast").kg_count(t)
             for t in ("knowledge", "reading", "reasoning")] == [7, 5, 3]

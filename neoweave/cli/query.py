@@ -15,8 +15,8 @@ from neoweave.errors import NeoweaveError
 @app.command()
 def query(
     question: Annotated[str, typer.Argument(help="the question")],
-    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg | ppr | "
-                                                      "community_local | community_global")] = "naive",
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg | ppr | hybrid | "
+                                                      "orion | khl | community_local | community_global")] = "naive",
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,

@@ -1,15 +1,17 @@
-// KHL-RAG's KG half: the entities nearest the question and the passages mentioning them, the passages whose
-// entities are most similar to the question (summed) first.
+// KHL-RAG's KG half: the entities nearest the question and the passages mentioning them: passages of the nearest
+// entity first, those naming more of the entities next, then the closest to the question.
 // @param entities: INTEGER  entities taken (the paper's k = 60)
 // @param embedding: VECTOR  question embedding (L2-normalised)
 // @param limit: INTEGER  passages returned
+WITH {{vector $embedding}} AS question_vector
 {{vector_nodes entity_embedding $entities $embedding}}
-WITH node AS e, score
+WITH question_vector, node AS e, score
 MATCH (c:Chunk)-[:MENTIONS]->(e)
-WITH c, count(e) AS entity_count, sum(score) AS entity_score, collect(e.id) AS entity_ids
-ORDER BY entity_score DESC, c.id
+WITH question_vector, c, count(e) AS entity_count, max(score) AS best, collect(e.id) AS entity_ids
+WITH c, entity_count, best, entity_ids, {{cosine c.embedding question_vector}} AS similarity
+ORDER BY best DESC, entity_count DESC, similarity DESC
 LIMIT $limit
 MATCH (s:Section)-[:HAS_CHUNK]->(c)
 RETURN c.id AS chunk_id, c.text AS text, c.doc_id AS doc_id, s.id AS section_id, s.title AS section_title,
-       s.url AS url, c.token_count AS token_count, entity_score AS score, entity_count, entity_ids
-ORDER BY score DESC, chunk_id
+       s.url AS url, c.token_count AS token_count, best AS score, entity_count, entity_ids, similarity
+ORDER BY score DESC, entity_count DESC, similarity DESC

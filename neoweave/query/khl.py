@@ -8,9 +8,10 @@
    weight / 10, ranked with the seeds.
 4. KG half: the `entities` entities nearest the question (60 in the paper) and the passages mentioning them,
    most entity similarity first (`khl_kg_chunks`).
-5. Mixing: of `k` passages, a share from the KG and the rest from the paragraph graph by question type
+5. Mixing: of `k` passages, a share from the KG and the rest from the paragraph graph's seeds by question type
    (knowledge 7:3, reading 5:5, reasoning 3:7 in the paper); a side short of passages leaves its places to the
-   other. The prompt shows the two blocks.
+   other; each kept seed then brings `neighbours_per_seed` RST neighbours (beyond k, as LARAG's links). The
+   prompt shows the two blocks.
 `mode` runs the paper's ablations: `kg` (KG only), `hlpg` (paragraph graph seeded by plain dense search),
 `hlpg_filter` (dual-semantic seeds + RST), `full`. Needs `neoweave enrich rst` (and `kg` for the KG half).
 """
@@ -57,11 +58,17 @@ class KhlRAG(Strategy):
     """... for reading comprehension (5:5)."""
     kg_share_reasoning: int = 3
     """... for logical reasoning (3:7)."""
+    neighbours_per_seed: int = 1
+    """RST neighbours each kept paragraph seed brings along, strongest edge first (added beyond k, as LARAG adds
+    linked chunks; 0 keeps the context at k, neighbours then only compete with seeds by score)."""
+    kg_by: str = "question"
+    """What the entities are matched with: keywords (the question's keywords, as LightRAG's low-level keys) or
+    question."""
     analysis_max_tokens: int = 160
 
     def validate(self) -> None:
         self._at_least(1, "k", "top_k", "entities")
-        self._at_least(0, "tau", "kg_share_knowledge", "kg_share_reading", "kg_share_reasoning")
+        self._at_least(0, "tau", "neighbours_per_seed", "kg_share_knowledge", "kg_share_reading", "kg_share_reasoning")
         for name in ("kg_share_knowledge", "kg_share_reading", "kg_share_reasoning"):
             if getattr(self, name) > 10:
                 raise NeoweaveError(f"khl: {name} is a share of 10, got {getattr(self, name)}")
@@ -96,23 +103,28 @@ class KhlRAG(Strategy):
         with cost.timed("embed"):
             texts = [question, found.main_idea, ", ".join(found.keywords) or found.main_idea]
             question_vector, idea_vector, keyword_vector = self.embedder.embed(texts)
-        kg = self._kg(question_vector, trace, cost) if self.mode in ("full", "kg") else []
+        kg = self._kg(keyword_vector if self.kg_by == "keywords" else question_vector, trace, cost) \
+            if self.mode in ("full", "kg") else []
         paragraphs = self._paragraphs(question_vector, idea_vector, keyword_vector, trace, cost) \
             if self.mode != "kg" else []
         wanted_kg = self.kg_count(kind)
         taken_kg = kg[:wanted_kg]
-        taken_paragraphs = [i for i in paragraphs if i.chunk_id not in {t.chunk_id for t in taken_kg}]
-        taken_paragraphs = taken_paragraphs[:self.k - len(taken_kg)]
+        kept_kg = {t.chunk_id for t in taken_kg}
+        ranked = [i for i in paragraphs if i.chunk_id not in kept_kg and (not self.neighbours_per_seed
+                                                                          or i.origin != "rst")]
+        taken_paragraphs = ranked[:self.k - len(taken_kg)]
         if len(taken_kg) + len(taken_paragraphs) < self.k:  # a short side leaves its places to the other
             chosen = {i.chunk_id for i in [*taken_kg, *taken_paragraphs]}
             taken_kg += [i for i in kg if i.chunk_id not in chosen][:self.k - len(taken_kg) - len(taken_paragraphs)]
+        taken_paragraphs += self._neighbours_of(taken_paragraphs, paragraphs, {i.chunk_id for i in taken_kg})
         for item in taken_kg:
             item.details["group"] = KG_BLOCK
         for item in taken_paragraphs:
             item.details["group"] = HLPG_BLOCK
         result.parameters.update(question_type=kind, analysis_method=found.method, type_reason=found.reason,
                                  keywords=found.keywords, main_idea=found.main_idea,
-                                 mix={"kg": len(taken_kg), "paragraph_graph": len(taken_paragraphs)})
+                                 mix={"kg": len(taken_kg), "paragraph_graph": len(taken_paragraphs)},
+                                 rst_neighbours=sum(1 for i in taken_paragraphs if i.origin == "rst"))
         return [*taken_kg, *taken_paragraphs]
 
     # stages -----------------------------------------------------------------------------------------
@@ -132,6 +144,21 @@ class KhlRAG(Strategy):
             cost.llm_failures += 1
             log.warning("khl: question analysis failed (%s); the fast analysis is used", reply.error)
             return analysis.fast(question)
+
+    def _neighbours_of(self, seeds: list[ContextItem], paragraphs: list[ContextItem], taken: set[str]
+                       ) -> list[ContextItem]:
+        """Up to `neighbours_per_seed` RST neighbours of each kept seed, strongest edge first, after the seeds."""
+        taken = taken | {i.chunk_id for i in seeds}
+        added: list[ContextItem] = []
+        for seed in seeds:
+            linked = [i for i in paragraphs if i.origin == "rst" and seed.chunk_id in i.details["seeds"]
+                      and i.chunk_id not in taken]
+            for item in sorted(linked, key=lambda i: -i.details["seeds"][seed.chunk_id])[:self.neighbours_per_seed]:
+                item.details["seed"] = seed.chunk_id
+                item.details["weight"] = item.details["seeds"][seed.chunk_id]
+                taken.add(item.chunk_id)
+                added.append(item)
+        return added
 
     def _kg(self, vector: list[float], trace: Trace, cost: Cost) -> list[ContextItem]:
         with cost.timed("kg"):
@@ -166,10 +193,13 @@ class KhlRAG(Strategy):
                 if row["chunk_id"] in seeds:
                     continue
                 score = seeds[row["seed_id"]][0] * float(row["weight"]) / 10
-                if row["chunk_id"] not in neighbours or neighbours[row["chunk_id"]][0] < score:
+                found = neighbours.get(row["chunk_id"])
+                linked = found[1]["seeds"] if found else {}
+                linked[row["seed_id"]] = max(linked.get(row["seed_id"], 0.0), float(row["weight"]))
+                if found is None or found[0] < score:
                     neighbours[row["chunk_id"]] = (score, {
                         "seed": row["seed_id"], "relation": row["relation"], "weight": row["weight"],
-                        "source": row["source_id"], "target": row["target_id"]})
+                        "source": row["source_id"], "target": row["target_id"], "seeds": linked})
         ranked = sorted([(c, s, o, {}) for c, (s, o) in seeds.items()]
                         + [(c, s, "rst", d) for c, (s, d) in neighbours.items()], key=lambda x: (-x[1], x[0]))
         with cost.timed("graph"):
