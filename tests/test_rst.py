@@ -228,6 +228,10 @@ def test_khl_mixes_kg_and_paragraph_passages_by_question_type(khl_graph, embedde
     assert khl.retrieve(question).parameters["question_type"] == "knowledge"
     only_kg = khl.retrieve(question, mode="kg")
     assert only_kg.parameters["mix"]["paragraph_graph"] == 0 and all(i.origin == "kg" for i in only_kg.items)
+    assert any("ethiopia" in entity for entity in only_kg.items[0].details["entities"])  # the named entity first
+    assert "kg_link_entities" in only_kg.trace.statements
+    by_vector = khl.retrieve(question, mode="kg", kg_entities="vector")
+    assert by_vector.items and "kg_entity_vector_search" in by_vector.trace.statements
     plain = khl.retrieve(question, mode="hlpg")
     assert "chunk_vector_search" in plain.trace.statements and "chunk_keywords_search" not in plain.trace.statements
     prompt = render(get_prompt("short_answer"), khl.retrieve(question))[1]["content"]

@@ -1,13 +1,12 @@
-// KHL-RAG's KG half: the entities nearest the question and the passages mentioning them: passages of the nearest
-// entity first, those naming more of the entities next, then the closest to the question.
-// @param entities: INTEGER  entities taken (the paper's k = 60)
+// KHL-RAG's KG half: the passages mentioning the question's entities: those of the best-scored entity first,
+// then those naming more of the entities, then the closest to the question.
+// @param entities: LIST  [{id, score}] the entities most relevant to the question (the paper's k = 60)
 // @param embedding: VECTOR  question embedding (L2-normalised)
 // @param limit: INTEGER  passages returned
 WITH {{vector $embedding}} AS question_vector
-{{vector_nodes entity_embedding $entities $embedding}}
-WITH question_vector, node AS e, score
-MATCH (c:Chunk)-[:MENTIONS]->(e)
-WITH question_vector, c, count(e) AS entity_count, max(score) AS best, collect(e.id) AS entity_ids
+UNWIND $entities AS entity
+MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: entity.id})
+WITH question_vector, c, count(e) AS entity_count, max(entity.score) AS best, collect(e.id) AS entity_ids
 WITH c, entity_count, best, entity_ids, {{cosine c.embedding question_vector}} AS similarity
 ORDER BY best DESC, entity_count DESC, similarity DESC
 LIMIT $limit

@@ -6,8 +6,8 @@
    by main-idea embedding (`chunk_main_idea_search`); their union, each scored by its better similarity.
 3. Their first-order RST neighbours whose edge weight exceeds `tau` (`rst_neighbours`), scored seed score x
    weight / 10, ranked with the seeds.
-4. KG half: the `entities` entities nearest the question (60 in the paper) and the passages mentioning them,
-   most entity similarity first (`khl_kg_chunks`).
+4. KG half: the `entities` entities most relevant to the question (60 in the paper: those it names, then the
+   nearest entity vectors) and the passages mentioning them, the best entity's first (`khl_kg_chunks`).
 5. Mixing: of `k` passages, a share from the KG and the rest from the paragraph graph's seeds by question type
    (knowledge 7:3, reading 5:5, reasoning 3:7 in the paper); a side short of passages leaves its places to the
    other; each kept seed then brings `neighbours_per_seed` RST neighbours (beyond k, as LARAG's links). The
@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from neoweave.errors import NeoweaveError
 from neoweave.query import khl_analysis as analysis
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
+from neoweave.query.entity_linking import link_question
 
 log = logging.getLogger(__name__)
 MODES = ("full", "kg", "hlpg", "hlpg_filter")
@@ -61,9 +62,9 @@ class KhlRAG(Strategy):
     neighbours_per_seed: int = 1
     """RST neighbours each kept paragraph seed brings along, strongest edge first (added beyond k, as LARAG adds
     linked chunks; 0 keeps the context at k, neighbours then only compete with seeds by score)."""
-    kg_by: str = "question"
-    """What the entities are matched with: keywords (the question's keywords, as LightRAG's low-level keys) or
-    question."""
+    kg_entities: str = "linked"
+    """How the entities are chosen: linked (names in the question first, as the kg strategy links them, then the
+    nearest entity vectors up to `entities`) or vector (the nearest entity vectors only)."""
     analysis_max_tokens: int = 160
 
     def validate(self) -> None:
@@ -74,6 +75,8 @@ class KhlRAG(Strategy):
                 raise NeoweaveError(f"khl: {name} is a share of 10, got {getattr(self, name)}")
         if self.mode not in MODES:
             raise NeoweaveError(f"khl: mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.kg_entities not in ("linked", "vector"):
+            raise NeoweaveError(f"khl: kg_entities must be linked or vector, got {self.kg_entities!r}")
         if self.analysis not in ("llm", "fast"):
             raise NeoweaveError(f"khl: analysis must be llm or fast, got {self.analysis!r}")
         if self.question_type not in ("auto", *analysis.TYPES):
@@ -103,8 +106,7 @@ class KhlRAG(Strategy):
         with cost.timed("embed"):
             texts = [question, found.main_idea, ", ".join(found.keywords) or found.main_idea]
             question_vector, idea_vector, keyword_vector = self.embedder.embed(texts)
-        kg = self._kg(keyword_vector if self.kg_by == "keywords" else question_vector, trace, cost) \
-            if self.mode in ("full", "kg") else []
+        kg = self._kg(question, question_vector, trace, cost) if self.mode in ("full", "kg") else []
         paragraphs = self._paragraphs(question_vector, idea_vector, keyword_vector, trace, cost) \
             if self.mode != "kg" else []
         wanted_kg = self.kg_count(kind)
@@ -160,10 +162,19 @@ class KhlRAG(Strategy):
                 added.append(item)
         return added
 
-    def _kg(self, vector: list[float], trace: Trace, cost: Cost) -> list[ContextItem]:
+    def _kg(self, question: str, vector: list[float], trace: Trace, cost: Cost) -> list[ContextItem]:
+        def run(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+            return self._run(trace, name, params)
+
         with cost.timed("kg"):
-            rows = self._run(trace, "khl_kg_chunks", {"entities": self.entities, "embedding": vector,
-                                                      "limit": self.k})
+            if self.kg_entities == "linked":
+                scores = link_question(run, self.store, question, vector, entity_k=self.entities, min_similarity=0.0)
+            else:
+                scores = {r["id"]: float(r["score"]) for r in run("kg_entity_vector_search",
+                                                                  {"k": self.entities, "embedding": vector})}
+            best = sorted(scores.items(), key=lambda item: -item[1])[:self.entities]
+            rows = run("khl_kg_chunks", {"entities": [{"id": i, "score": s} for i, s in best], "embedding": vector,
+                                         "limit": self.k}) if best else []
         items = []
         for row in rows:
             trace.chunk(row["section_id"], row["chunk_id"])
