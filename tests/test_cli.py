@@ -162,3 +162,21 @@ def test_enrich_tags_edit_them_and_query_orion(cli, workdir):
     assert found["items"][0]["doc_id"] == "bdo" and found["items"][0]["details"]["tag_path"].startswith("diversified")
     needs = cli("query", "x", "-s", "orion", "-P", "llm_free=true", check=False)
     assert needs.returncode == 1 and "bad parameter 'llm_free=true'" in needs.stderr
+
+
+def test_enrich_rst_and_query_khl(cli, workdir):
+    from test_rst import COFFEE
+
+    record = {"id": "coffee", "title": "Coffee", "text": "\n\n".join(COFFEE)}
+    (workdir / "coffee.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    cli("ingest", "coffee.jsonl", "--no-progress", "--chunk-size", "200", "--chunk-overlap", "0")
+    report = json.loads(cli("enrich", "rst", "--json", "-P", "window=1", "-P", "similar=0").stdout)
+    assert report["chunks"] == 5 and report["counters"]["pairs_asked"] == 4
+    assert report["counters"]["pairs_all_in_documents"] == 10
+    found = json.loads(cli("query", "What happens to coffee farmers as the climate warms?", "-s", "khl", "--k", "1",
+                           "-P", "analysis=fast", "-P", "mode=hlpg_filter", "-P", "top_k=1", "-P", "tau=0",
+                           "--json").stdout)
+    assert [item["origin"] for item in found["items"]][1:] == ["rst"]  # the seed, then its strongest neighbour
+    assert found["parameters"]["question_type"] == "knowledge" and "rst_neighbours" in found["trace"]["statements"]
+    bad = cli("enrich", "rst", "-P", "min_weight=12", check=False)
+    assert bad.returncode == 1 and "min_weight must be below 10" in bad.stderr
