@@ -80,6 +80,9 @@ class RstStep(EnrichStep):
     """Look for the most similar paragraphs in other documents too (one vector query per paragraph)."""
     min_weight: float = 3.0
     """Only relations with a confidence above this (0-10) become edges."""
+    title_context: bool = True
+    """Embed the main idea and the keywords with the paragraph's section title in front: a sentence taken out of
+    its paragraph often lacks its subject ("He was born in ..."), as do keywords."""
     keywords: int = 5
     """fast: keywords per paragraph (keyphrases ranked by similarity to it)."""
     diversity: float = 0.3
@@ -108,7 +111,8 @@ class RstStep(EnrichStep):
         return FastExtractor(noun_phrases=True, code_names=True, batch_size=self.spacy_batch_size)
 
     def model_name(self, ctx: StepContext) -> str:
-        shape = f"w{self.window}s{self.similar}{'x' if self.cross_document else ''}m{self.min_weight}"
+        shape = (f"w{self.window}s{self.similar}{'x' if self.cross_document else ''}m{self.min_weight}"
+                 f"{'t' if self.title_context else ''}")
         if self.method == "llm":
             if ctx.llm is None:
                 raise NeoweaveError("enrich rst --method llm needs an LLM gateway")
@@ -134,7 +138,8 @@ class RstStep(EnrichStep):
         missing = [c for c in chunks if not (known.get(c.id) or {}).get("embedding")]
         fresh = dict(zip([c.id for c in missing], ctx.embedder.embed([c.text for c in missing]), strict=True))
         new = [Paragraph(c.id, c.doc_id, c.order, c.text,
-                         np.asarray(fresh.get(c.id) or known[c.id]["embedding"], dtype=np.float32)) for c in chunks]
+                         np.asarray(fresh.get(c.id) or known[c.id]["embedding"], dtype=np.float32),
+                         title=(known.get(c.id) or {}).get("section_title") or "") for c in chunks]
         done_by_doc: dict[str, list[Paragraph]] = {}
         for r in rows:
             if r["done"] and r["id"] not in batch_ids and r["embedding"]:
@@ -188,7 +193,7 @@ class RstStep(EnrichStep):
             for index, found in zip(todo, self._fast_features([paragraphs[i] for i in todo], ctx), strict=True):
                 features[index] = found
         done = [f for f in features if f is not None]
-        self._embed(done, paragraphs, ctx)
+        self._embed(done, [p.title if self.title_context else "" for p in paragraphs], ctx)
         report.count("llm_feature_fallbacks", sum(1 for e in errors if e))
         return done, errors
 
@@ -208,7 +213,8 @@ class RstStep(EnrichStep):
             best = int(np.argmax(own @ paragraph.embedding)) if len(parts) > 1 else 0
             kind, reason = fast_paragraph_type(paragraph.text)
             found_features = Features(parts[best], [k.name for k in keywords], kind, reason, "fast")
-            found_features.main_idea_embedding = own[best].tolist() if len(own) else None
+            if not (self.title_context and paragraph.title):  # else embedded with the title in `_embed`
+                found_features.main_idea_embedding = own[best].tolist() if len(own) else None
             results.append(found_features)
         return results
 
@@ -218,14 +224,17 @@ class RstStep(EnrichStep):
         return self._tagger
 
     @staticmethod
-    def _embed(features: list[Features], paragraphs: list[Paragraph], ctx: StepContext) -> None:
-        """Main-idea and keyword embeddings (the fast main idea already has its sentence's)."""
-        ideas = [f for f in features if f.main_idea and f.main_idea_embedding is None]
-        keyed = [f for f in features if f.keywords]
-        vectors = ctx.embedder.embed([f.main_idea for f in ideas] + [", ".join(f.keywords) for f in keyed])
-        for found, vector in zip(ideas, vectors[:len(ideas)], strict=True):
+    def _embed(features: list[Features], titles: list[str], ctx: StepContext) -> None:
+        """Main-idea and keyword embeddings, with the title in front when one is given (a fast main idea without
+        one already has its sentence's vector)."""
+        ideas = [(f, t) for f, t in zip(features, titles, strict=True) if f.main_idea and f.main_idea_embedding is None]
+        keyed = [(f, t) for f, t in zip(features, titles, strict=True) if f.keywords]
+        texts = [f"{t}: {f.main_idea}" if t else f.main_idea for f, t in ideas]
+        texts += [", ".join([t, *f.keywords] if t else f.keywords) for f, t in keyed]
+        vectors = ctx.embedder.embed(texts)
+        for (found, _), vector in zip(ideas, vectors[:len(ideas)], strict=True):
             found.main_idea_embedding = vector
-        for found, vector in zip(keyed, vectors[len(ideas):], strict=True):
+        for (found, _), vector in zip(keyed, vectors[len(ideas):], strict=True):
             found.keywords_embedding = vector
 
     def _other_documents(self, new: list[Paragraph], signature: str, ctx: StepContext

@@ -21,6 +21,7 @@ class Paragraph:
     text: str
     embedding: np.ndarray
     main_idea: str = ""
+    title: str = ""
 
 
 @dataclass
