@@ -178,5 +178,15 @@ def test_enrich_rst_and_query_khl(cli, workdir):
                            "--json").stdout)
     assert [item["origin"] for item in found["items"]][1:] == ["rst"]  # the seed, then its strongest neighbour
     assert found["parameters"]["question_type"] == "knowledge" and "rst_neighbours" in found["trace"]["statements"]
+    why = ["explain", "What happens to coffee farmers as the climate warms?", "-s", "khl", "--k", "1", "-P",
+           "analysis=fast", "-P", "mode=hlpg_filter", "-P", "top_k=1", "-P", "tau=0"]
+    explanation = json.loads(cli(*why, "--json", "--html", "why.html").stdout)
+    rst = [rel for rel in explanation["relationships"] if rel["type"] == "RST"]
+    assert rst and all(rel["stored"] and rel["traced"] and rel["weight"] > 0 for rel in rst)
+    assert {node["role"] for node in explanation["nodes"] if node["label"] == "Chunk"} >= {"rst"}
+    assert "neo4j-viz-data" in (workdir / "why.html").read_text(encoding="utf-8")
+    browser = cli(*why, "--cypher").stdout
+    assert browser.startswith(":param {edges: [") and "MATCH (a:Chunk {id: edge.source})-[r:RST]->" in browser
+    assert "nodes" in cli(*why).stdout  # the one-line summary
     bad = cli("enrich", "rst", "-P", "min_weight=12", check=False)
     assert bad.returncode == 1 and "min_weight must be below 10" in bad.stderr

@@ -15,6 +15,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     enrich,
     entities,
     evaluation,
+    explain,
     ingest,
     llm,
     query,

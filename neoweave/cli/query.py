@@ -33,35 +33,10 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
 ) -> None:
     """Retrieve context for a question with a strategy (and answer it); shows where each piece came from."""
-    from neoweave.embeddings import Embedder
-    from neoweave.query import strategy
-    from neoweave.registry import STRATEGIES
-
-    cfg = settings()
-    overrides = {name: value for name, value in
-                 (("k", k), ("n_links", n_links), ("depth", depth), ("top_m", top_m), ("links", links),
-                  ("entity_seeds", entity_seeds)) if value is not None}
-    overrides.update(STRATEGIES.get(strategy_name).parse_parameter(text) for text in params or [])
+    overrides = strategy_overrides(strategy_name, params, k=k, n_links=n_links, depth=depth, top_m=top_m,
+                                   links=links, entity_seeds=entity_seeds)
     with open_store() as store:
-        meta = store.read_meta()
-        if meta is None:
-            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
-        embedder = Embedder(cfg.embedding.model)
-        store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
-        llm = None
-        if with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides):
-            from neoweave.llm import create_gateway
-
-            llm = create_gateway(cfg)
-        chosen = strategy(strategy_name, store, embedder, llm, **overrides)
-        answered = None
-        if with_answer:
-            from neoweave.query.answer import answer
-
-            answered = answer(question, strategy=chosen, llm=llm, prompt=prompt)
-            result = answered.retrieval
-        else:
-            result = chosen.retrieve(question)
+        result, answered = retrieve_with(store, question, strategy_name, overrides, with_answer, prompt)
     if as_json:
         print(json.dumps(answered.as_dict() if answered else result.as_dict(), indent=2, default=str))
         return
@@ -92,3 +67,36 @@ def query(
                   f"statements: {', '.join(result.trace.statements)}", highlight=False)
 
 
+def strategy_overrides(strategy_name: str, params: list[str] | None, **named) -> dict:
+    """The named options that were given, then every `-P NAME=VALUE`, checked against the strategy."""
+    from neoweave.registry import STRATEGIES
+
+    overrides = {name: value for name, value in named.items() if value is not None}
+    overrides.update(STRATEGIES.get(strategy_name).parse_parameter(text) for text in params or [])
+    return overrides
+
+
+def retrieve_with(store, question: str, strategy_name: str, overrides: dict, with_answer: bool, prompt: str):
+    """Retrieve with a strategy on an open store (and answer): (result, answered or None)."""
+    from neoweave.embeddings import Embedder
+    from neoweave.query import strategy
+    from neoweave.registry import STRATEGIES
+
+    cfg = settings()
+    meta = store.read_meta()
+    if meta is None:
+        raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
+    embedder = Embedder(cfg.embedding.model)
+    store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
+    llm = None
+    if with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides):
+        from neoweave.llm import create_gateway
+
+        llm = create_gateway(cfg)
+    chosen = strategy(strategy_name, store, embedder, llm, **overrides)
+    if with_answer:
+        from neoweave.query.answer import answer
+
+        answered = answer(question, strategy=chosen, llm=llm, prompt=prompt)
+        return answered.retrieval, answered
+    return chosen.retrieve(question), None

@@ -1,0 +1,107 @@
+"""An explanation as one self-contained HTML page: the subgraph drawn with neo4j-viz (Neo4j's NVL renderer,
+bundled in the page: it opens offline), coloured by role and sized by score, above the question, the answer and
+the context in the order the model saw it. Clicking a node shows its text and scores."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from neoweave.audit.explain import ExplainNode, Explanation
+from neoweave.errors import NeoweaveError
+
+ROLE_COLOURS = {
+    "seed": "#1f77b4", "link": "#ff7f0e", "rst": "#9467bd", "kg": "#2ca02c", "fact": "#2ca02c",
+    "entity_chunk": "#98df8a", "walked": "#c7c7c7", "entity": "#d62728", "community": "#8c564b",
+    "section": "#aec7e8", "document": "#bcbd22", "tag": "#17becf",
+}
+OTHER_ROLE_COLOUR = "#e377c2"
+"""Context chunks of an origin not listed (a strategy that lands later) still stand out from the structure."""
+
+REL_COLOURS = {"LINKS_TO": "#ff7f0e", "RST": "#9467bd", "RELATED": "#d62728", "MENTIONS": "#2ca02c",
+               "DESCRIBED_BY": "#2ca02c", "IN_COMMUNITY": "#8c564b", "TAGGED": "#17becf"}
+
+
+def role_colour(role: str) -> str:
+    return ROLE_COLOURS.get(role, OTHER_ROLE_COLOUR)
+
+
+def _size(node: ExplainNode, top: float) -> float:
+    """Context nodes grow with their score (relative to the best), structure stays small."""
+    if node.rank is None or node.score is None or top <= 0:
+        return 12.0 if node.label in ("Entity", "Community") else 8.0
+    return 16.0 + 24.0 * max(0.0, node.score) / top
+
+
+def _caption(node: ExplainNode) -> str:
+    text = node.caption if node.label != "Chunk" or node.caption != node.id else (node.text or node.id)
+    if node.label == "Chunk":
+        text = f"#{node.rank} {text}" if node.rank else text
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def visualization_graph(explanation: Explanation) -> Any:
+    """The explanation as a neo4j-viz `VisualizationGraph` (for notebooks: `.render()` shows it inline)."""
+    try:
+        from neo4j_viz import Node, Relationship, VisualizationGraph
+    except ImportError as exc:  # pragma: no cover - the extra is installed by setup.sh
+        raise NeoweaveError("the graph view needs neo4j-viz",
+                            hint="pip install 'neoweave[viz]' (scripts/setup.sh installs it)") from exc
+    scores = [node.score for node in explanation.nodes if node.rank is not None and node.score is not None]
+    top = max(scores, default=0.0)
+    nodes = []
+    for node in explanation.nodes:
+        properties = {"label": node.label, "id": node.id, "role": node.role, "text": node.text,
+                      **({"score": round(node.score, 4)} if node.score is not None else {}),
+                      **({"rank": node.rank} if node.rank is not None else {}),
+                      **({"hop": node.hop} if node.hop is not None else {}),
+                      **{key: value for key, value in node.properties.items() if value not in (None, "")}}
+        nodes.append(Node(id=node.id, caption=_caption(node), size=_size(node, top), color=role_colour(node.role),
+                          properties=properties))
+    relationships = [
+        Relationship(source=rel.source, target=rel.target, caption=rel.type, color=REL_COLOURS.get(rel.type, "#999999"),
+                     properties={"type": rel.type, "detail": rel.detail, "stored": rel.stored,
+                                 **({"weight": rel.weight} if rel.weight is not None else {}),
+                                 **({"method": rel.method} if rel.method else {})})
+        for rel in explanation.relationships]
+    return VisualizationGraph(nodes=nodes, relationships=relationships)
+
+
+def render_html(explanation: Explanation) -> str:
+    """A standalone page: the graph, then the question, the answer and the context table."""
+    page = visualization_graph(explanation).render(height="70vh").data
+    page = page.replace("<title>neo4j-viz</title>",
+                        f"<title>neoweave explain: {html.escape(explanation.question[:80])}</title>", 1)
+    page = page.replace('style="width: 100%; height: 100vh"', 'style="width: 100%; height: 70vh"', 1)
+    return page.replace("</body>", _summary(explanation) + "\n</body>", 1)
+
+
+def _summary(explanation: Explanation) -> str:
+    esc = html.escape
+    legend = "".join(f'<span class="nw-role" style="background:{role_colour(role)}">{esc(role)}</span>'
+                     for role in sorted({node.role for node in explanation.nodes}))
+    rows = []
+    for node in sorted((n for n in explanation.nodes if n.rank is not None and n.label == "Chunk"),
+                       key=lambda n: n.rank or 0):
+        where = node.properties.get("section_title") or node.properties.get("section_id", "")
+        rows.append(f"<tr><td>{node.rank}</td><td>{esc(node.role)}</td>"
+                    f"<td>{'' if node.score is None else f'{node.score:.3f}'}</td>"
+                    f"<td>{'' if node.hop is None else node.hop}</td><td>{esc(str(where))}</td>"
+                    f"<td>{esc(node.text[:400])}</td></tr>")
+    cost = explanation.cost
+    timing = ", ".join(f"{stage} {ms:.0f} ms" for stage, ms in cost.get("milliseconds", {}).items())
+    answer = (f"<p><b>Answer:</b> {esc(explanation.answer)}</p>" if explanation.answer else "")
+    missing = (f"<p class='nw-warn'>Not in the graph any more: {esc(', '.join(explanation.missing[:20]))}</p>"
+               if explanation.missing else "")
+    return f"""<section id="neoweave-explain" style="font-family:system-ui,sans-serif;padding:0 1em 2em">
+<style>#neoweave-explain td,#neoweave-explain th{{border-bottom:1px solid #ddd;padding:4px;text-align:left;
+vertical-align:top}} .nw-role{{display:inline-block;padding:2px 8px;margin:2px;border-radius:8px;color:#fff}}
+.nw-warn{{color:#b00}}</style>
+<h2>{esc(explanation.question)}</h2>
+<p><b>Strategy:</b> {esc(explanation.strategy)} {esc(str(explanation.parameters))}</p>
+{answer}<p>{legend}</p>
+<p>{len(explanation.nodes)} nodes, {len(explanation.relationships)} relationships; {explanation.context_tokens}
+context tokens; {cost.get('llm_calls', 0)} LLM calls ({cost.get('llm_tokens', 0)} tokens); {esc(timing)}</p>{missing}
+<table><thead><tr><th>#</th><th>role</th><th>score</th><th>hop</th><th>section</th><th>text</th></tr></thead>
+<tbody>{''.join(rows)}</tbody></table>
+</section>"""
