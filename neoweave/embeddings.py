@@ -60,8 +60,13 @@ class Embedder:
         self._model = None
         self._counter = None
         self._counter_lock = threading.Lock()
+        self._model_lock = threading.RLock()  # one model, shared by threads (a server's requests): one call at a time
 
     def _load(self):
+        with self._model_lock:
+            return self._load_once()
+
+    def _load_once(self):
         if self._model is None:
             try:
                 from sentence_transformers import SentenceTransformer
@@ -90,8 +95,9 @@ class Embedder:
         """Unit-length vectors, one per text, in order."""
         if not texts:
             return []
-        vectors = self._load().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                      convert_to_numpy=True, show_progress_bar=False)
+        with self._model_lock:  # the fast tokenizer fails with "Already borrowed" when two threads share it
+            vectors = self._load().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                          convert_to_numpy=True, show_progress_bar=False)
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:

@@ -3,6 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+if ! command -v chromium >/dev/null; then  # the web page's browser test drives Debian's chromium
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing chromium (the web page's browser test)"
+    apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  else
+    echo "chromium is not installed: the browser test is skipped (sudo apt-get install chromium)"
+  fi
+fi
 echo "== ruff"
 .venv/bin/ruff check .
 echo "== cypher lint (Neo4j's linter over every statement the Neo4j backend can send)"

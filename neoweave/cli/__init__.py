@@ -19,6 +19,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     ingest,
     llm,
     query,
+    serve,
     store,
     tags,
 )

@@ -1,0 +1,1 @@
+"""The HTTP API and web page (`neoweave serve`); needs the `serve` extra (FastAPI, uvicorn)."""

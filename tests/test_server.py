@@ -1,0 +1,98 @@
+"""`neoweave serve`'s HTTP API, run as a real uvicorn server on the real store and embedder."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from conftest import running_server
+from test_query import EVENT_LOOP_Q
+
+from neoweave.config import load_settings
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.server.app import ServeLimits, create_app
+
+QUESTIONS = [EVENT_LOOP_Q, "How do I cancel a task?", "What does the garbage collector do?",
+             "How is memory freed?", "What is a coroutine?", "How are callbacks scheduled?",
+             "What are tasks in asyncio?", "How do I run something later?"]
+
+
+@pytest.fixture
+def server(falkordb_store, embedder, site, tmp_path):
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    settings = load_settings(overrides={"falkordb": {"data_dir": tmp_path / "data"}}, environ={})
+    app = create_app(settings, falkordb_store, embedder, ServeLimits(max_body_bytes=4096, max_question_chars=300,
+                                                                   max_k=20))
+    with running_server(app) as url, httpx.Client(base_url=url, timeout=120) as client:
+        yield client
+
+
+def test_status_strategies_and_the_page(server):
+    status = server.get("/status").json()
+    assert status["store"]["backend"] == "falkordb" and status["nodes"]["Chunk"] == 6
+    names = {s["name"]: s for s in server.get("/strategies").json()}
+    assert {"naive", "larag", "kg", "khl", "orion"} <= set(names) and names["larag"]["parameters"]["n_links"] == 1
+    page = server.get("/")
+    assert page.status_code == 200 and 'data-testid="ask-form"' in page.text
+    paths = set(server.get("/openapi.json").json()["paths"])
+    assert paths == {"/status", "/strategies", "/query", "/answer", "/explain", "/view"}  # nothing writes
+
+
+def test_query_explain_and_view(server):
+    found = server.post("/query", json={"question": EVENT_LOOP_Q, "strategy": "larag", "k": 1}).json()
+    assert [item["origin"] for item in found["items"]] == ["seed", "link"]
+    assert found["parameters"]["k"] == 1 and found["trace"]["statements"][0] == "chunk_vector_search"
+    tuned = server.post("/query", json={"question": EVENT_LOOP_Q, "strategy": "larag", "k": 1,
+                                        "parameters": {"n_links": 0}}).json()
+    assert [item["origin"] for item in tuned["items"]] == ["seed"]
+    explanation = server.post("/explain", json={"question": EVENT_LOOP_Q, "strategy": "larag", "k": 1}).json()
+    assert any(rel["type"] == "LINKS_TO" and rel["stored"] for rel in explanation["relationships"])
+    assert {node["role"] for node in explanation["nodes"]} >= {"seed", "link", "section", "document"}
+    view = server.get("/view", params={"question": EVENT_LOOP_Q, "strategy": "larag", "k": 1})
+    assert view.status_code == 200 and "neo4j-viz-data" in view.text and "LINKS_TO" in view.text
+
+
+@pytest.mark.parametrize("body,status,message", [
+    ({"question": "x", "k": 21}, 400, "k must be between 1 and 20"),
+    ({"question": "x", "k": 0}, 400, "k must be between 1 and 20"),
+    ({"question": "x" * 301}, 400, "at most 300 are accepted"),
+    ({"question": " \x00 "}, 400, "the question is empty"),
+    ({"question": "x", "strategy": "nope"}, 400, "unknown strategy 'nope'"),
+    ({"question": "x", "parameters": {"kk": 1}}, 400, "no parameter"),
+    ({"question": "x", "strategy": "larag", "parameters": {"depth": 100000}}, 400, "at most 1000"),
+    ({"question": "x", "strategy": "larag", "parameters": {"depth": "deep"}}, 400, "depth"),
+    ({"question": "x", "parameters": {"k": [1, 2]}}, 400, "must be a number, string or boolean"),
+    ({"strategy": "naive"}, 422, "question"),
+])
+def test_bad_requests_get_a_clear_error(server, body, status, message):
+    response = server.post("/query", json=body)
+    assert response.status_code == status, response.text
+    assert message in response.text
+
+
+def test_request_body_limits(server):
+    big = server.post("/query", content=json.dumps({"question": "x", "pad": "y" * 5000}),
+                      headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "above the limit of 4096" in big.json()["error"]
+
+    def chunked():
+        yield b'{"question": "x"}'
+
+    streamed = server.post("/query", content=chunked(), headers={"content-type": "application/json"})
+    assert streamed.status_code == 411
+    unicode = server.post("/query", json={"question": "événement λ 事件 🚀 loop", "k": 2})
+    assert unicode.status_code == 200 and len(unicode.json()["items"]) == 2
+
+
+def test_eight_concurrent_clients_get_what_one_client_gets(server):
+    def ask(question: str) -> list[str]:
+        response = server.post("/query", json={"question": question, "strategy": "larag", "k": 2})
+        assert response.status_code == 200, response.text
+        return [item["chunk_id"] for item in response.json()["items"]]
+
+    alone = [ask(question) for question in QUESTIONS]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(ask, QUESTIONS * 3))
+    assert together == alone * 3

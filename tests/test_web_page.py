@@ -1,0 +1,55 @@
+"""The web page in a real headless browser (Debian's chromium driven by Playwright) against the real server:
+ask a question with two strategies, read the answers, open a graph view."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from conftest import running_server
+from test_query import EVENT_LOOP_Q
+
+from neoweave.config import load_settings
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.server.app import create_app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),
+                                reason="no chromium (apt-get install chromium); CI always installs it")
+
+
+def test_ask_two_strategies_read_answers_and_open_the_graph_view(falkordb_store, embedder, site, llm_data_dir,
+                                                                  model_dir):
+    from playwright.sync_api import expect, sync_playwright
+
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": {
+        "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
+    with running_server(create_app(settings, falkordb_store, embedder)) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url)
+        expect(page.get_by_test_id("status")).to_contain_text("6 Chunk")
+        expect(page.get_by_test_id("strategy-larag")).to_be_checked()  # naive and larag are the defaults
+        page.get_by_test_id("question").fill(EVENT_LOOP_Q)
+        page.locator("#k").fill("1")
+        page.get_by_test_id("with-answer").check()
+        page.get_by_test_id("ask-button").click()
+        for name in ("naive", "larag"):  # the local 0.5B answers each (first call starts the model server)
+            answer = page.get_by_test_id(f"answer-{name}")
+            expect(answer).to_be_visible(timeout=240_000)
+            assert answer.inner_text().strip()
+        origins = page.get_by_test_id("column-larag").locator(".origin")
+        expect(origins).to_have_text(["seed", "link"])  # the seed, then the chunk its link leads to
+        page.get_by_test_id("explain-larag").click()
+        frame = page.frame_locator('[data-testid="graph-frame"]')
+        expect(frame.locator("canvas").first).to_be_visible(timeout=60_000)  # NVL drew the graph
+        view = next(f for f in page.frames if "/view?" in f.url)
+        graph = view.evaluate("JSON.parse(document.getElementById('neo4j-viz-data').textContent)")
+        assert "LINKS_TO" in {rel["caption"] for rel in graph["relationships"]}
+        assert view.locator("#neoweave-explain").inner_text().startswith(EVENT_LOOP_Q)
+        browser.close()
+    assert errors == []
