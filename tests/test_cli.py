@@ -36,6 +36,15 @@ def test_init_status_and_cypher(cli, workdir):
     assert (workdir / ".neoweave" / "appendonly").is_dir()
     rows = cli("cypher", "MATCH (m:Meta {id: $id}) RETURN m.dimension AS d", "--param", "id=meta", "--json")
     assert json.loads(rows.stdout.strip()) == {"d": 384}
+    assert "document_outline -p doc_id=..." in cli("cypher", "--list").stdout
+    checks = [json.loads(line) for line in cli("cypher", "--file", "integrity_checks", "--json").stdout.splitlines()]
+    assert len(checks) == 4 and all(row["failing"] == 0 for row in checks)
+    (workdir / "mine.cypher").write_text("MATCH (m:Meta) RETURN count(m) AS metas", encoding="utf-8")
+    assert json.loads(cli("cypher", "-f", "mine.cypher", "--json").stdout) == {"metas": 1}
+    needs = cli("cypher", "--file", "document_outline", check=False)
+    assert needs.returncode == 1 and "needs -p doc_id=..." in needs.stderr
+    nothing = cli("cypher", check=False)
+    assert nothing.returncode == 1 and "give a query, or --file" in nothing.stderr
 
 
 def test_writes_need_write_flag(cli):

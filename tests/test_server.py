@@ -37,7 +37,9 @@ def test_status_strategies_and_the_page(server):
     page = server.get("/")
     assert page.status_code == 200 and 'data-testid="ask-form"' in page.text
     paths = set(server.get("/openapi.json").json()["paths"])
-    assert paths == {"/status", "/strategies", "/query", "/answer", "/explain", "/view"}  # nothing writes
+    assert paths == {"/status", "/strategies", "/query", "/answer", "/explain", "/view", "/guide"}  # none writes
+    guide = server.get("/guide")
+    assert guide.headers["access-control-allow-origin"] == "*" and "document outline" in guide.text
 
 
 def test_query_explain_and_view(server):

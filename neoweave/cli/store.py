@@ -74,6 +74,44 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
             highlight=False)
 
 
+def _query_file(file: str, params: dict[str, Any]) -> str:
+    """The text of a .cypher file, or of a saved query (whose declared parameters must all be given)."""
+    from pathlib import Path
+
+    from neoweave.cypher.registry import explore_names, explore_query
+
+    name = file.removeprefix("explore/").removesuffix(".cypher")
+    if name in explore_names() and not Path(file).is_file():
+        saved = explore_query(name)
+        missing = sorted(saved.param_names - set(params))
+        if missing:
+            raise NeoweaveError(f"saved query '{name}' needs {', '.join(f'-p {m}=...' for m in missing)}",
+                                hint="; ".join(f"{p.name}: {p.doc}" for p in saved.params))
+        return saved.text
+    path = Path(file)
+    if not path.is_file():
+        raise NeoweaveError(f"--file {file}: no such file or saved query", hint="saved queries: neoweave cypher --list")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NeoweaveError(f"cannot read --file {file}: {exc}") from exc
+
+
+def _cell(value: Any) -> str:
+    """A value as a table cell: nodes and relationships shortened to what names them."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "labels" in value and "properties" in value:
+        props = value["properties"]
+        name = next((props[k] for k in ("name", "title", "id") if props.get(k)), "")
+        return f"(:{':'.join(value['labels'])} {str(name)[:60]})"
+    if isinstance(value, dict) and "type" in value and "properties" in value and len(value) == 2:
+        return f"[:{value['type']}]"
+    if isinstance(value, dict) and "nodes" in value and "relationships" in value:
+        return " ".join(_cell(n) for n in value["nodes"])
+    return json.dumps(value, default=str)
+
+
 def _parse_param(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
@@ -87,13 +125,29 @@ def _parse_param(text: str) -> tuple[str, Any]:
 
 @app.command()
 def cypher(
-    query: Annotated[str, typer.Argument(help="a Cypher query (read-only unless --write)")],
+    query: Annotated[str | None, typer.Argument(help="a Cypher query (read-only unless --write)")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="KEY=VALUE (VALUE parsed as JSON)")] = None,
     write: Annotated[bool, typer.Option("--write", help="allow clauses that change the graph")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="rows as JSON lines")] = False,
+    file: Annotated[str | None, typer.Option("--file", "-f", help="run a .cypher file, or a saved query by name "
+                                             "(see --list)")] = None,
+    list_saved: Annotated[bool, typer.Option("--list", help="list the saved queries (cypher/explore)")] = False,
 ) -> None:
     """Run a Cypher query against the graph and print the rows."""
+    from neoweave.cypher.registry import explore_names, explore_query
+
+    if list_saved:
+        for name in explore_names():
+            saved = explore_query(name)
+            wanted = " ".join(f"-p {p.name}=..." for p in saved.params)
+            console.print(f"[bold]{name}[/bold] {wanted}\n  {saved.doc}", highlight=False)
+        return
     params = dict(_parse_param(p) for p in param or [])
+    if (query is None) == (file is None):
+        raise NeoweaveError("give a query or --file, not both" if query else "give a query, or --file NAME|PATH",
+                            hint="saved queries: neoweave cypher --list")
+    if file is not None:
+        query = _query_file(file, params)
     with open_store() as store:
         rows = store.query(query, params, write=write)
     if as_json:
@@ -105,7 +159,7 @@ def cypher(
         return
     table = Table(*rows[0].keys())
     for row in rows:
-        table.add_row(*(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row.values()))
+        table.add_row(*(_cell(v) for v in row.values()))
     console.print(table)
     console.print(f"{len(rows)} rows")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neoweave.cypher.registry import Statement, all_statements
+from neoweave.cypher.registry import Statement, all_statements, explore_names, explore_query
 from neoweave.graph_schema.model import SCHEMA, GraphSchema
 from neoweave.graph_schema.render import all_neo4j_ddl
 
@@ -91,6 +91,7 @@ def neo4j_items(dimension: int = 384) -> list[LintItem]:
     """Every statement the Neo4j backend can send: named statements and rendered DDL."""
     items = [statement_item(s) for s in all_statements("neo4j")]
     items += [LintItem(f"ddl:{step.name}", step.cypher, {}) for step in all_neo4j_ddl(dimension)]
+    items += [statement_item(explore_query(name)) for name in explore_names()]  # saved Browser queries
     return items
 
 

@@ -212,3 +212,18 @@ def load(name: str, backend: Backend) -> Statement:
 
 def all_statements(backend: Backend) -> list[Statement]:
     return [load(name, backend) for name in statement_names(backend)]
+
+
+@cache
+def explore_names() -> tuple[str, ...]:
+    """The saved Browser queries of `cypher/explore/` (`neoweave cypher --file NAME`, the Browser guide)."""
+    folder = resources.files("neoweave.cypher") / "explore"
+    return tuple(sorted(e.name[: -len(".cypher")] for e in folder.iterdir() if e.name.endswith(".cypher")))
+
+
+def explore_query(name: str) -> Statement:
+    """A saved exploration query: common Cypher, the same text on both stores (no backend macros)."""
+    if name not in explore_names():
+        raise StatementError(f"no saved query named '{name}'", hint=f"saved queries: {', '.join(explore_names())}")
+    entry = resources.files("neoweave.cypher") / "explore" / f"{name}.cypher"
+    return _parse(name, "neo4j", entry.read_text(encoding="utf-8"), f"neoweave/cypher/explore/{name}.cypher")

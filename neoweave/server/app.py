@@ -4,6 +4,7 @@
     POST /answer   {question, strategy, k?, parameters?, prompt?}   -> the answer and its retrieval
     POST /explain  {question, strategy, k?, parameters?, answer?}   -> the explanation (nodes, relationships)
     GET  /view?question=...&strategy=...&k=...                      -> the explanation's graph view (HTML)
+    GET  /guide                                                     -> a Neo4j Browser guide (`:play URL/guide`)
     GET  /status, GET /strategies, GET / (the page), /docs and /openapi.json (FastAPI's)
 
 Read-only: no endpoint ingests, enriches or runs Cypher. One store connection and one embedder serve every
@@ -180,6 +181,13 @@ def create_app(settings: Settings, store, embedder, limits: ServeLimits | None =
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
         return resources.files("neoweave.server").joinpath("page.html").read_text(encoding="utf-8")
+
+    @app.get("/guide", response_class=HTMLResponse)
+    def guide() -> HTMLResponse:
+        """A Neo4j Browser guide through the saved queries: `:play http://HOST:PORT/guide` in Browser."""
+        from neoweave.audit.guide import browser_guide
+
+        return HTMLResponse(browser_guide(service.store), headers={"Access-Control-Allow-Origin": "*"})
 
     @app.get("/status")
     def status() -> dict[str, Any]:
