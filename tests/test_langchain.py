@@ -70,3 +70,47 @@ def test_retriever_returns_ranked_documents_with_the_trace(falkordb_store, embed
     assert trace["statements"] == ["chunk_vector_search"] and docs[0].id in trace["nodes"]
     chain = retriever | RunnableLambda(lambda found: "\n".join(d.page_content for d in found))
     assert "cyclic garbage collector" in chain.invoke("How does the garbage collector free memory?")
+
+
+def _graph_documents():
+    from langchain_community.graphs.graph_document import GraphDocument, Node, Relationship
+
+    curie = Node(id="Marie Curie", type="Person", properties={"description": "physicist and chemist"})
+    sorbonne = Node(id="University of Paris", type="Organization")
+    radium = Node(id="radium", type="Concept")
+    pierre = Node(id="Pierre Curie", type="Person")
+    first = Document(page_content="Marie Curie taught at the University of Paris. She discovered radium with "
+                                  "Pierre Curie in 1898.", metadata={"source": "curie.txt"})
+    second = Document(page_content="Pierre Curie studied crystals and magnetism.", metadata={"source": "pierre.txt"})
+    return [
+        GraphDocument(nodes=[curie, sorbonne, radium, pierre], source=first, relationships=[
+            Relationship(source=curie, target=sorbonne, type="WORKED_AT"),
+            Relationship(source=curie, target=radium, type="DISCOVERED", properties={"description": "in 1898"}),
+            Relationship(source=curie, target=pierre, type="MARRIED_TO")]),
+        GraphDocument(nodes=[pierre], relationships=[], source=second),
+    ]
+
+
+def test_graph_documents_import_as_entities_relations_and_mentions(falkordb_store, embedder):
+    from neoweave.integrations.langchain import import_graph_documents
+    from neoweave.query import strategy
+
+    ingested, report = import_graph_documents(_graph_documents(), store=falkordb_store, embedder=embedder)
+    assert ingested.documents_new == 2 and report.chunks == 2
+    rows = falkordb_store.query("MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) RETURN c.doc_id AS doc, e.name AS name, "
+                                "e.type AS type ORDER BY doc, name")
+    mentioned = {(row["doc"], row["name"]) for row in rows}
+    assert {("curie.txt", "Marie Curie"), ("curie.txt", "radium"), ("curie.txt", "Pierre Curie"),
+            ("pierre.txt", "Pierre Curie")} <= mentioned
+    assert {row["type"] for row in rows if row["name"] == "Marie Curie"} == {"person"}
+    relations = falkordb_store.query("MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.name AS a, r.type AS type, "
+                                     "r.description AS description, b.name AS b ORDER BY type")
+    assert [(r["a"], r["type"], r["b"]) for r in relations] == [
+        ("Marie Curie", "discovered", "radium"), ("Marie Curie", "married_to", "Pierre Curie"),
+        ("Marie Curie", "worked_at", "University of Paris")]
+    assert relations[0]["description"] == "in 1898"
+    found = strategy("kg", falkordb_store, embedder, k=1).retrieve("What did Marie Curie discover?")
+    assert any(fact.relation == "discovered" for fact in found.facts)
+    counts = (falkordb_store.counts().nodes, falkordb_store.counts().relationships)
+    import_graph_documents(_graph_documents(), store=falkordb_store, embedder=embedder)  # again: idempotent
+    assert (falkordb_store.counts().nodes, falkordb_store.counts().relationships) == counts

@@ -5,6 +5,8 @@
     retriever = NeoweaveRetriever(store=store, embedder=embedder, strategy="larag", parameters={"k": 3})
     docs = retriever.invoke("How does the event loop schedule callbacks?")  # trace in docs[i].metadata
 
+    import_graph_documents(LLMGraphTransformer(llm=...).convert_to_graph_documents(docs), store=..., embedder=...)
+
 Needs the `langchain` extra (langchain-core; langchain-community for its loaders).
 """
 
@@ -20,6 +22,8 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
+from neoweave.enrich.base import EnrichReport
+from neoweave.enrich.extraction import ChunkExtraction
 from neoweave.ingest.pipeline import IngestOptions, Ingestor, IngestReport
 
 
@@ -93,3 +97,65 @@ def ingest_documents(documents: Iterable[LCDocument], *, store, embedder, source
     written like a JSONL corpus; incremental (unchanged documents are skipped) and crash-safe like any ingest."""
     return Ingestor(store, embedder, options or IngestOptions(progress=False)).ingest_records(
         document_records(documents), source=source)
+
+
+def graph_document_extractions(graph_documents: Iterable[Any], doc_ids: list[str], store
+                               ) -> list[ChunkExtraction]:
+    """LangChain `GraphDocument`s (nodes, relationships, source document) as per-chunk extractions of the
+    documents `doc_ids` (one per graph document, in order). A node is mentioned by each chunk whose text
+    names it (case-insensitive; else by the document's first chunk: the graph says it came from this
+    document); a relationship is evidence of the first chunk naming both ends (else one end, else the first)."""
+    from neoweave.enrich.extraction import Mention, Relation
+
+    chunk_ids = [row["id"] for row in store.run("document_chunk_ids", {"doc_ids": sorted(set(doc_ids))})]
+    rows = store.run("chunks_by_ids", {"ids": chunk_ids}) if chunk_ids else []
+    chunks_of: dict[str, list[dict[str, Any]]] = {}
+    for row in sorted(rows, key=lambda r: (r["doc_id"], r["order"] or 0)):
+        chunks_of.setdefault(row["doc_id"], []).append(row)
+    extractions: dict[str, ChunkExtraction] = {}
+    for graph_document, doc_id in zip(graph_documents, doc_ids, strict=True):
+        chunks = chunks_of.get(doc_id, [])
+        if not chunks:
+            continue
+        ids: dict[str, str] = {}  # node id -> entity id
+        where: dict[str, list[str]] = {}  # node id -> chunks naming it
+        for node in graph_document.nodes:
+            name = str(node.id)
+            description = str((node.properties or {}).get("description", ""))
+            lower = name.lower()
+            found = [c for c in chunks if lower in (c["text"] or "").lower()] or chunks[:1]
+            for chunk in found:
+                extraction = extractions.setdefault(chunk["id"], ChunkExtraction(chunk["id"], "import"))
+                mention = Mention.of(name, str(node.type or "concept"), description=description)
+                if mention is None:
+                    continue
+                mention.count = max(1, (chunk["text"] or "").lower().count(lower))
+                stored = extraction.add_mention(mention)
+                if stored is not None:
+                    ids[name] = stored.id
+            where[name] = [c["id"] for c in found]
+        for rel in graph_document.relationships:
+            source, target = str(rel.source.id), str(rel.target.id)
+            if source not in ids or target not in ids:
+                continue
+            both = [c for c in where[source] if c in where[target]]
+            chunk_id = (both or where[source] or where[target])[0]
+            extraction = extractions.setdefault(chunk_id, ChunkExtraction(chunk_id, "import"))
+            description = str((rel.properties or {}).get("description", "")) or rel.type.replace("_", " ").lower()
+            extraction.add_relation(Relation(ids[source], ids[target], rel.type.lower(), description))
+    return list(extractions.values())
+
+
+def import_graph_documents(graph_documents: Iterable[Any], *, store, embedder, **kg_parameters: Any
+                           ) -> tuple[IngestReport, EnrichReport]:
+    """LangChain `GraphDocument`s (e.g. from `LLMGraphTransformer`, as the thesis built its KG) into the graph:
+    their source documents ingested as chunks, their nodes as entities mentioned by the chunks that name them,
+    their relationships as RELATED evidence of those chunks; then the kg step's resolution, homes and links."""
+    from neoweave.enrich.kg_import import import_graph
+
+    graph_documents = list(graph_documents)
+    sources = [graph_document.source for graph_document in graph_documents]
+    doc_ids = [record["id"] for record in document_records(sources)]
+    ingested = ingest_documents(sources, store=store, embedder=embedder)
+    extractions = graph_document_extractions(graph_documents, doc_ids, store)
+    return ingested, import_graph(store, extractions, embedder=embedder, origin="langchain", **kg_parameters)
