@@ -116,3 +116,18 @@ def test_orion_explanation_shows_the_tags_of_each_tag_path(falkordb_store, embed
     assert all(explanation.node(tag).role == "tag" for tag in shown)
     assert _browser_rows(falkordb_store, explanation) == len(explanation.relationships) - sum(
         not r.stored for r in explanation.relationships)
+
+
+def test_community_and_walk_explanations(kg_graph, embedder):
+    run("communities", kg_graph, embedder=embedder, progress=False, max_cluster_size=6)
+    local = explain(strategy("community_local", kg_graph, embedder).retrieve("Who founded the Python Software "
+                                                                               "Foundation?"), kg_graph)
+    communities = [node for node in local.nodes if node.label == "Community"]
+    assert communities and all(node.role == "community" and node.rank for node in communities)
+    assert any(r.type == "IN_COMMUNITY" and r.stored for r in local.relationships)
+    walk = strategy("ppr", kg_graph, embedder).retrieve("Where did Guido van Rossum create Python?")
+    walked = explain(walk, kg_graph)
+    seeds = [node for node in walked.nodes if "seed_share" in node.properties]
+    assert seeds and all(node.score is not None for node in walked.nodes if node.id in walk.trace.scores)
+    assert {node.role for node in walked.nodes} >= {"walk", "entity"}  # the walk's chunks, its seed entities
+    assert all(r.stored for r in walked.relationships), [r for r in walked.relationships if not r.stored]

@@ -11,7 +11,7 @@ from neoweave.audit.explain import ExplainNode, Explanation
 from neoweave.errors import NeoweaveError
 
 ROLE_COLOURS = {
-    "seed": "#1f77b4", "link": "#ff7f0e", "rst": "#9467bd", "kg": "#2ca02c", "fact": "#2ca02c",
+    "seed": "#1f77b4", "walk": "#3182bd", "link": "#ff7f0e", "rst": "#9467bd", "kg": "#2ca02c", "fact": "#2ca02c",
     "entity_chunk": "#98df8a", "walked": "#c7c7c7", "entity": "#d62728", "community": "#8c564b",
     "section": "#aec7e8", "document": "#bcbd22", "tag": "#17becf",
 }
