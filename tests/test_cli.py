@@ -116,6 +116,16 @@ def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):
     assert {p.name for p in (workdir / "report").iterdir()} == {"report.md", "records.json", "summary.json",
                                                                 "plot.png"}
     assert len(json.loads((workdir / "report" / "records.json").read_text())) == 4  # 2 strategies x 2 k
+    report = (workdir / "report" / "report.md").read_text()
+    assert "## Equal budget" in report and "| chunks:1 | larag | 2 |" in report
+    assert "**Unequal context**" in report  # larag returned its linked chunks beside the seeds
+    compared = json.loads(cli("eval", "compare", "report", "report", "--a-strategy", "naive", "--b-strategy",
+                              "larag", "--json").stdout)
+    hit = next(r for r in compared["rows"] if r["metric"] == "recall" and r["k"] == 1)
+    assert hit["a"] == 0.0 and hit["b"] == 1.0 and hit["n"] == 1
+    assert [f["metric"] for f in compared["flipped"] if f["k"] == 1] == ["hit", "perfect"]
+    bad = cli("eval", "compare", "report", "nowhere", check=False)
+    assert bad.returncode == 1 and "no evaluation records at nowhere" in bad.stderr
     bad = cli("eval", "--qa", str(qa), "--k", "0", check=False)
     assert bad.returncode == 1 and "--k needs positive integers" in bad.stderr
     bad = cli("eval", "--qa", str(qa), "--prompt", "graphrag=basic", check=False)

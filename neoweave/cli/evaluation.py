@@ -11,11 +11,16 @@ from neoweave.cli.common import app, console, group, settings
 from neoweave.errors import NeoweaveError
 
 datasets_app = group("datasets", "Build evaluation datasets.")
+eval_app = typer.Typer(invoke_without_command=True, help="Compare strategies on a QA set (`neoweave eval --qa ...`), "
+                       "or two runs (`neoweave eval compare RUN_A RUN_B`).")
+app.add_typer(eval_app, name="eval")
 
 
-@app.command("eval")
+@eval_app.callback()
 def evaluate(
-    qa: Annotated[Path, typer.Option("--qa", help="QA set (JSONL: id, question, answer, aliases, evidence, type)")],
+    ctx: typer.Context,
+    qa: Annotated[Path | None, typer.Option("--qa", help="QA set (JSONL: id, question, answer, aliases, evidence, "
+                                            "type)")] = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="ingest this first (skipped when unchanged)")] = None,
     strategies: Annotated[str, typer.Option("--strategies", help="comma-separated strategy names")] = "naive,larag",
     ks: Annotated[str, typer.Option("--k", help="comma-separated k values")] = "5",
@@ -30,27 +35,75 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="STRATEGY.NAME=VALUE (repeatable), "
                                                      "e.g. -P larag.entity_seeds=2")] = None,
+    token_budgets: Annotated[str, typer.Option("--token-budgets", help="equal-budget measures at these context "
+                                               "token counts (comma-separated)")] = "500,1000,2000",
 ) -> None:
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
+    if ctx.invoked_subcommand is not None:
+        return
     from neoweave.eval.pipeline import evaluate as run_evaluation
     from neoweave.eval.runner import RunConfig, markdown_table
 
-    try:
-        k_values = [int(k) for k in ks.split(",") if k.strip()]
-    except ValueError as exc:
-        raise NeoweaveError(f"--k must be comma-separated integers, got {ks!r}") from exc
-    if not k_values or min(k_values) < 1:
-        raise NeoweaveError(f"--k needs positive integers, got {ks!r}")
+    if qa is None:
+        raise NeoweaveError("--qa is required", hint="neoweave eval --qa QA.jsonl [--corpus PATH] ..., or "
+                            "neoweave eval compare RUN_A RUN_B")
+    budgets = _positive_ints(token_budgets, "--token-budgets")
+
+    k_values = _positive_ints(ks, "--k")
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     default_prompt, per_strategy = _parse_prompts(prompt, names)
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
-                       parameters=_parse_parameters(params or [], names))
+                       parameters=_parse_parameters(params or [], names), token_budgets=budgets)
     if not bertscore:
         config.bertscore = None
     outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
+
+
+@eval_app.command("compare")
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="report directory of the first run (records.json)")],
+    run_b: Annotated[Path, typer.Argument(help="report directory of the second run (may be the same)")],
+    a_strategy: Annotated[str | None, typer.Option("--a-strategy", help="compare this strategy of A ...")] = None,
+    b_strategy: Annotated[str | None, typer.Option("--b-strategy", help="... with this one of B")] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="comma-separated (default: the retrieval and "
+                                                "answer metrics, tokens and time)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the comparison (Markdown) here")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="rows and flipped questions as JSON")] = False,
+) -> None:
+    """Two runs side by side: per metric and question type, the difference with a bootstrap 95% CI, and the
+    questions that flipped."""
+    import json
+
+    from neoweave.eval.compare import DEFAULT_METRICS, compare_runs, comparison_markdown, load_records
+
+    chosen = tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else DEFAULT_METRICS
+    comparison = compare_runs(load_records(run_a), load_records(run_b), a_name=str(run_a), b_name=str(run_b),
+                              a_strategy=a_strategy, b_strategy=b_strategy, metrics=chosen)
+    if not comparison.rows:
+        raise NeoweaveError(f"the runs share none of the metrics {', '.join(chosen)}")
+    text = comparison_markdown(comparison)
+    if out is not None:
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise NeoweaveError(f"cannot write --out {out}: {exc.strerror}") from exc
+    if as_json:
+        print(json.dumps(comparison.as_dict(), indent=1, default=str))
+    else:
+        console.print(text, highlight=False, soft_wrap=True)
+
+
+def _positive_ints(text: str, option: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise NeoweaveError(f"{option} must be comma-separated integers, got {text!r}") from exc
+    if not values or min(values) < 1:
+        raise NeoweaveError(f"{option} needs positive integers, got {text!r}")
+    return values
 
 
 def _parse_parameters(values: list[str], strategies: list[str]) -> dict[str, dict]:

@@ -76,6 +76,11 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
                      ingested.documents_changed, ingested.documents_unchanged)
         store.check_meta(settings.embedding.model, embedder.dimension)
+        from neoweave.ingest.link_contexts import embed_all_link_contexts
+
+        embedded = embed_all_link_contexts(store, embedder, progress=progress)  # before timing: queries only read
+        if embedded:
+            log.info("embedded the context of %d links before timing", embedded)
         if config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
                                  for name in config.strategies):
             from neoweave.llm import create_gateway
@@ -93,6 +98,7 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
         "embedding model": settings.embedding.model,
         "strategies": ", ".join(config.strategies) + f" at k = {', '.join(map(str, config.ks))}",
         "parameters": config.parameters or None,
+        "equal budgets": f"first N chunks for N in {config.ks}; chunks within {config.token_budgets} tokens",
         "answers": (f"{llm.model} via {llm.endpoint}, prompt "
                     + (", ".join(f"{s}: {config.prompt_for(s)}" for s in config.strategies))
                     + f", max_tokens {config.max_tokens or settings.llm.max_tokens}, temperature "

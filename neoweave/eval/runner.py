@@ -17,12 +17,14 @@ from tqdm import tqdm
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
-from neoweave.eval import metrics
+from neoweave.eval import measures, metrics
 from neoweave.eval.resources import ResourceMonitor, ResourceUsage
-from neoweave.eval.similarity import BertScoreModel, bert_scores, rouge_l
+from neoweave.eval.similarity import BertScoreModel, bert_scores_prf, rouge_l
 from neoweave.query import strategy as make_strategy
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
+
+__all__ = ["EvalRun", "Question", "RunConfig", "load_qa", "markdown_table", "run", "summarize", "write_report"]
 
 
 @dataclass
@@ -66,6 +68,8 @@ class RunConfig:
     max_tokens: int | None = None  # answer length cap (None: the gateway's llm.max_tokens)
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-strategy overrides
     bertscore: BertScoreModel | None = field(default_factory=BertScoreModel)  # None: skip BERTScore
+    token_budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000])
+    """Equal-budget measures: besides the first N chunks for N in `ks`, the chunks that fit these many tokens."""
 
     def prompt_for(self, strategy: str) -> str:
         return self.prompts.get(strategy, self.prompt)
@@ -96,11 +100,11 @@ def _score_answers(records: list[dict[str, Any]], questions: dict[str, Question]
         question = questions[record["question_id"]]
         record["rouge_l"] = rouge_l(record["answer"], [question.answer, *question.aliases])
     if model is not None and answered:
-        scores = bert_scores([r["answer"] for r in answered],
-                             [[questions[r["question_id"]].answer, *questions[r["question_id"]].aliases]
-                              for r in answered], model)
-        for record, score in zip(answered, scores, strict=True):
-            record["bertscore"] = score
+        scores = bert_scores_prf([r["answer"] for r in answered],
+                                 [[questions[r["question_id"]].answer, *questions[r["question_id"]].aliases]
+                                  for r in answered], model)
+        for record, (precision, recall, f1) in zip(answered, scores, strict=True):
+            record.update(bertscore=f1, bertscore_p=precision, bertscore_r=recall)
 
 
 def run(store: GraphStore, embedder: Embedder, questions: list[Question], config: RunConfig, *, llm=None,
@@ -147,15 +151,16 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         record.update(answer=answered.answer, gold=question.answer,
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
+                      accuracy=measures.short_answer_accuracy(answered.answer, golds, question.type),
                       insufficient=metrics.is_insufficient(answered.answer),
                       llm_cached=float(answered.call.cached) if answered.call else 0.0)
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
-        record.update(hit=metrics.hit(keys, question.evidence), perfect=metrics.perfect(keys, question.evidence),
-                      recall=metrics.evidence_recall(keys, question.evidence),
-                      mrr=metrics.reciprocal_rank(keys, question.evidence))
+        record.update(measures.retrieval_scores(keys, question.evidence))
+        record["budgets"] = measures.budget_scores(keys, [i.token_count for i in result.items], question.evidence,
+                                                   chunk_budgets=config.ks, token_budgets=config.token_budgets)
     record.update(
         retrieved=[{"chunk_id": i.chunk_id, "evidence": key, "score": i.score, "origin": i.origin}
                    for i, key in zip(result.items, keys, strict=True)],
@@ -166,8 +171,9 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     return record
 
 
-_MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "chunks", "context_tokens", "llm_calls", "llm_tokens",
-                "llm_cached", "exact_match", "f1", "rouge_l", "bertscore", "insufficient")
+_MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "chunks",
+                "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy", "rouge_l",
+                "bertscore", "bertscore_p", "bertscore_r", "insufficient")
 
 
 def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
@@ -204,91 +210,4 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
     return rows
 
 
-_QUALITY = ("hit", "perfect", "recall", "mrr", "exact_match", "f1", "rouge_l", "bertscore", "insufficient")
-_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "p50_ms", "p95_ms")
-
-
-_LLM_COLUMNS = ("llm_calls", "llm_cached", "llm_tokens")
-
-
-def _cell(column: str, value: Any) -> str:
-    if isinstance(value, float):
-        if column in _QUALITY:
-            return f"{value:.3f}"
-        if column in ("llm_calls", "llm_cached"):
-            return f"{value:.2f}"
-        if column == "wall_s" or column.endswith("_cpu_s"):
-            return f"{value:.1f}"
-        return f"{value:.0f}"
-    return str(value)
-
-
-def markdown_table(rows: list[dict[str, Any]], columns: tuple[str, ...] | None = None) -> str:
-    columns = columns or ("strategy", "k", "type", "questions", *_QUALITY, *_COUNTS)
-    present = [c for c in columns if any(c in row for row in rows)
-               and (c not in _LLM_COLUMNS or any(row.get(c) for row in rows))]  # no LLM columns for retrieval
-    lines = ["| " + " | ".join(present) + " |", "| " + " | ".join("---" for _ in present) + " |"]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(c, row.get(c, "")) for c in present) + " |")
-    return "\n".join(lines)
-
-
-def stage_table(rows: list[dict[str, Any]]) -> str:
-    """Latency p50/p95 per stage (ms), one line per (strategy, k)."""
-    lines = ["| strategy | k | stage | p50 ms | p95 ms |", "| --- | --- | --- | --- | --- |"]
-    for row in rows:
-        if row["type"] != "all":
-            continue
-        for stage, values in row["stage_ms"].items():
-            lines.append(f"| {row['strategy']} | {row['k']} | {stage} | {values['p50']:.0f} | {values['p95']:.0f} |")
-    return "\n".join(lines)
-
-
-def resource_table(rows: list[dict[str, Any]]) -> str:
-    all_rows = [r for r in rows if r["type"] == "all" and "wall_s" in r]
-    columns = ["strategy", "k", "questions", "wall_s", "cpu_percent"]
-    columns += sorted({c for r in all_rows for c in r if c.endswith(("_peak_rss_mb", "_cpu_s"))})
-    return markdown_table(all_rows, tuple(columns))
-
-
-def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]], *, setup: dict[str, Any],
-                    plot: Path | None = None) -> str:
-    """The Markdown report: setup, one side-by-side table, per-type breakdown, latency and resources."""
-    overall = [r for r in rows if r["type"] == "all"]
-    by_type = [r for r in rows if r["type"] != "all"]
-    parts = [f"# {title}", ""]
-    parts += [f"- {key}: {value}" for key, value in setup.items() if value is not None]
-    if evaluation.bertscore_model:
-        parts.append(f"- BERTScore: {evaluation.bertscore_model} (compares strategies here; not comparable with "
-                     "published roberta-large scores)")
-    parts += ["", "## All questions", "", markdown_table(overall)]
-    if by_type:
-        parts += ["", "## Per question type", "", markdown_table(by_type)]
-    if plot is not None:
-        parts += ["", f"![quality against context tokens]({plot.name})"]
-    parts += ["", "## Latency per stage", "", stage_table(rows)]
-    if any("wall_s" in r for r in overall):
-        parts += ["", "## Memory and CPU", "",
-                  "Peak RSS (MB) and CPU seconds per process, sampled with psutil every 0.2 s; cpu_percent is "
-                  "the mean over the run in percent of one core.", "", resource_table(rows)]
-    parts += ["", "Per-question records (retrieved ids, scores, answers, metrics): records.json; the tables as "
-              "JSON: summary.json", ""]
-    return "\n".join(parts)
-
-
-def write_report(out: Path, evaluation: EvalRun, rows: list[dict[str, Any]], title: str, *,
-                 setup: dict[str, Any] | None = None, plot: bool = True) -> Path:
-    """report.md, summary.json, records.json and (with matplotlib) plot.png in `out`."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "records.json").write_text(json.dumps(evaluation.records, indent=1, default=str))
-    (out / "summary.json").write_text(json.dumps({"title": title, "setup": setup or {},
-                                                  "bertscore_model": evaluation.bertscore_model, "rows": rows},
-                                                 indent=1, default=str))
-    plot_path = None
-    if plot:
-        from neoweave.eval.plot import plot_quality_vs_tokens
-
-        plot_path = plot_quality_vs_tokens(rows, out / "plot.png", title=title)
-    report = out / "report.md"
-    report.write_text(report_markdown(title, evaluation, rows, setup=setup or {}, plot=plot_path))
-    return report
+from neoweave.eval.report import markdown_table, write_report  # noqa: E402 - re-exported (runner users import them here)

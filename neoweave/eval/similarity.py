@@ -48,6 +48,13 @@ class BertScoreModel:
 def bert_scores(predictions: list[str], golds: list[list[str]], model: BertScoreModel | None = None,
                 batch_size: int = 32) -> list[float]:
     """BERTScore F1 of each prediction against its best-matching gold answer (greedy token alignment)."""
+    return [f1 for _, _, f1 in bert_scores_prf(predictions, golds, model, batch_size)]
+
+
+def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertScoreModel | None = None,
+                    batch_size: int = 32) -> list[tuple[float, float, float]]:
+    """BERTScore (precision, recall, F1) of each prediction against its best-matching gold answer (LARAG
+    reports all three)."""
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} predictions but {len(golds)} gold lists")
     if not predictions:
@@ -64,6 +71,6 @@ def bert_scores(predictions: list[str], golds: list[list[str]], model: BertScore
     layer = model.layer or AutoConfig.from_pretrained(location).num_hidden_layers
     references = [[g for g in gold if g.strip()] or [""] for gold in golds]
     log.info("BERTScore over %d answers with %s", len(predictions), model.describe())
-    _, _, f1 = bert_score.score([p or "" for p in predictions], references, model_type=location, num_layers=layer,
-                                batch_size=batch_size, verbose=False)
-    return [float(value) for value in f1]
+    precision, recall, f1 = bert_score.score([p or "" for p in predictions], references, model_type=location,
+                                             num_layers=layer, batch_size=batch_size, verbose=False)
+    return [(float(p), float(r), float(f)) for p, r, f in zip(precision, recall, f1, strict=True)]

@@ -1,0 +1,119 @@
+"""Statistics over per-question records: correlations (LARAG's F1 against lengths, tokens and time), quantile
+bins, and paired bootstrap confidence intervals (run-to-run comparison)."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r; None when either side is constant or there are fewer than 3 pairs."""
+    if len(xs) != len(ys):
+        raise ValueError(f"{len(xs)} x values but {len(ys)} y values")
+    if len(xs) < 3:
+        return None
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / math.sqrt(sxx * syy)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            result[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return result
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Spearman's rho: Pearson's r of the ranks."""
+    return pearson(ranks(xs), ranks(ys)) if len(xs) == len(ys) else pearson(xs, ys)
+
+
+def quantile_bins(keys: Sequence[float], values: Sequence[float], bins: int = 4) -> list[dict[str, float]]:
+    """`values` averaged within `bins` equal-count bins of `keys` (sorted by key): LARAG's F1 by reference
+    length quartile. Each bin: its key range, size and mean value."""
+    if len(keys) != len(values):
+        raise ValueError(f"{len(keys)} keys but {len(values)} values")
+    pairs = sorted(zip(keys, values, strict=True))
+    if not pairs:
+        return []
+    bins = max(1, min(bins, len(pairs)))
+    result = []
+    for index in range(bins):
+        part = pairs[index * len(pairs) // bins:(index + 1) * len(pairs) // bins]
+        result.append({"bin": index + 1, "low": part[0][0], "high": part[-1][0], "n": len(part),
+                       "mean": statistics.fmean(v for _, v in part)})
+    return result
+
+
+def bootstrap_ci(differences: Sequence[float], *, iterations: int = 2000, confidence: float = 0.95,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of paired differences (questions resampled with replacement;
+    seeded, so a report is reproducible)."""
+    if not differences:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    n = len(differences)
+    means = sorted(statistics.fmean(rng.choices(differences, k=n)) for _ in range(iterations))
+    tail = (1 - confidence) / 2
+    low = means[max(0, math.floor(tail * iterations))]
+    high = means[min(iterations - 1, math.ceil((1 - tail) * iterations) - 1)]
+    return (low, high)
+
+
+def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
+    """LARAG's analysis of answer quality, per (strategy, k): Pearson and Spearman correlation of token F1 with
+    the reference's length, the prediction's length (words), the context tokens and the time per question,
+    and F1 by equal-count bins of reference length."""
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for record in records:
+        if "f1" in record:
+            groups.setdefault((record["strategy"], record["k"]), []).append(record)
+    rows = []
+    for (name, k), group in sorted(groups.items()):
+        f1 = [r["f1"] for r in group]
+        against = {"reference_length": [float(len(str(r.get("gold", "")).split())) for r in group],
+                   "prediction_length": [float(len(str(r.get("answer", "")).split())) for r in group],
+                   "context_tokens": [float(r.get("context_tokens", 0)) for r in group],
+                   "ms": [float(r.get("total_ms", 0.0)) for r in group]}
+        row: dict = {"strategy": name, "k": k, "questions": len(group)}
+        for key, values in against.items():
+            row[f"pearson_{key}"] = pearson(values, f1)
+            row[f"spearman_{key}"] = spearman(values, f1)
+        row["f1_by_reference_length"] = quantile_bins(against["reference_length"], f1, bins)
+        rows.append(row)
+    return rows
+
+
+_BUDGET_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "chunks")
+
+
+def summarize_budgets(records: Sequence[dict]) -> list[dict]:
+    """Retrieval measures on equal budgets over all questions: per (strategy, k, budget), where a budget is the
+    first N chunks by rank ("chunks:N") or the chunks that fit N context tokens ("tokens:N")."""
+    groups: dict[tuple[str, int, str], list[dict]] = {}
+    for record in records:
+        for budget, scores in record.get("budgets", {}).items():
+            groups.setdefault((record["strategy"], record["k"], budget), []).append(scores)
+    rows = []
+    for (name, k, budget), group in groups.items():
+        kind, _, size = budget.partition(":")
+        row: dict = {"budget": budget, "kind": kind, "size": int(size), "strategy": name, "k": k,
+                     "questions": len(group)}
+        row.update({key: statistics.fmean(g[key] for g in group) for key in _BUDGET_FIELDS})
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["kind"], r["size"], r["strategy"], r["k"]))

@@ -1,0 +1,82 @@
+"""The seed papers' own measures, per question: precision and document-level hits (Orion), metrics on equal
+budgets (the first N chunks, or the chunks that fit N context tokens), and the thesis's short-answer accuracy
+with the "Insufficient Information" rule for null questions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neoweave.eval import metrics
+
+NULL_TYPES = ("null", "null_query")
+"""Question types whose gold answer is that the corpus cannot answer (MultiHop-RAG's null queries)."""
+
+
+def precision(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
+    """Share of the retrieved items that are gold evidence (precision@k when k items were retrieved)."""
+    gold = set(evidence)
+    return sum(key in gold for key in retrieved) / len(retrieved) if retrieved else 0.0
+
+
+def document_key(key: str) -> str:
+    """The document an evidence key belongs to: a section URL without its #fragment, a title as is."""
+    return key.split("#", 1)[0] if "://" in key else key
+
+
+def document_hit(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
+    """Orion's hit rate with document-level ground truth: any chunk of a gold document counts."""
+    return metrics.hit([document_key(k) for k in retrieved], [document_key(k) for k in evidence])
+
+
+def document_precision(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
+    """Orion's precision@k with document-level ground truth."""
+    return precision([document_key(k) for k in retrieved], [document_key(k) for k in evidence])
+
+
+def chunks_within_tokens(token_counts: Sequence[int], budget: int) -> int:
+    """How many of the first chunks fit `budget` context tokens together."""
+    used = 0
+    for count, tokens in enumerate(token_counts):
+        used += tokens
+        if used > budget:
+            return count
+    return len(token_counts)
+
+
+def retrieval_scores(retrieved: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
+    """Every retrieval measure of one ranked list."""
+    return {"hit": metrics.hit(list(retrieved), list(evidence)),
+            "perfect": metrics.perfect(list(retrieved), list(evidence)),
+            "recall": metrics.evidence_recall(list(retrieved), list(evidence)),
+            "mrr": metrics.reciprocal_rank(list(retrieved), list(evidence)),
+            "precision": precision(retrieved, evidence),
+            "doc_hit": document_hit(retrieved, evidence),
+            "doc_precision": document_precision(retrieved, evidence)}
+
+
+def budget_scores(retrieved: Sequence[str], token_counts: Sequence[int], evidence: Sequence[str], *,
+                  chunk_budgets: Sequence[int], token_budgets: Sequence[int]) -> dict[str, dict[str, float]]:
+    """The measures on the first N chunks by rank ("chunks:N") and on the chunks that fit N tokens ("tokens:N"):
+    strategies that return more context are compared with the others on the same amount."""
+    scores = {}
+    for n in chunk_budgets:
+        scores[f"chunks:{n}"] = {**retrieval_scores(retrieved[:n], evidence), "chunks": float(min(n, len(retrieved)))}
+    for budget in token_budgets:
+        n = chunks_within_tokens(token_counts, budget)
+        scores[f"tokens:{budget}"] = {**retrieval_scores(retrieved[:n], evidence), "chunks": float(n)}
+    return scores
+
+
+def is_null_question(question_type: str, gold: str) -> bool:
+    return question_type in NULL_TYPES or metrics.normalize_answer(gold).startswith(metrics.INSUFFICIENT)
+
+
+def short_answer_accuracy(prediction: str, golds: Sequence[str], question_type: str = "") -> float:
+    """The thesis's accuracy: a null question is answered correctly only by "Insufficient Information"; any
+    other question when a gold answer appears in the prediction (normalised), and not by declining."""
+    if is_null_question(question_type, golds[0] if golds else ""):
+        return metrics.is_insufficient(prediction)
+    if metrics.is_insufficient(prediction):
+        return 0.0
+    predicted = f" {metrics.normalize_answer(prediction)} "
+    return float(any(gold.strip() and f" {metrics.normalize_answer(gold)} " in predicted for gold in golds))

@@ -1,0 +1,103 @@
+"""The seed papers' measures on hand-computed examples: precision and document-level hits, equal budgets,
+short-answer accuracy with the null rule, correlations, quantile bins, bootstrap intervals, run comparison."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neoweave.errors import NeoweaveError
+from neoweave.eval import analysis, measures
+from neoweave.eval.compare import compare_runs, comparison_markdown, load_records
+
+DOC = "https://docs.example.org/guide/async.html"
+
+
+def test_precision_and_document_level_ground_truth():
+    retrieved = [f"{DOC}#event-loop", f"{DOC}#tasks", "https://docs.example.org/other.html#x", f"{DOC}#event-loop"]
+    evidence = [f"{DOC}#event-loop"]
+    assert measures.precision(retrieved, evidence) == 0.5  # 2 of 4 retrieved chunks are gold sections
+    assert measures.document_precision(retrieved, evidence) == 0.75  # 3 of 4 come from the gold page
+    assert measures.document_hit([f"{DOC}#tasks"], evidence) == 1.0  # another section of the gold page counts
+    assert measures.precision([], evidence) == 0.0
+    assert measures.document_key("Arthur's Magazine") == "Arthur's Magazine"  # titles are documents already
+
+
+def test_equal_budgets_cut_by_rank_and_by_tokens():
+    keys, tokens, gold = ["a", "x", "b", "y"], [100, 300, 200, 50], ["a", "b"]
+    scores = measures.budget_scores(keys, tokens, gold, chunk_budgets=[1, 3], token_budgets=[350, 600, 10])
+    assert scores["chunks:1"]["recall"] == 0.5 and scores["chunks:1"]["precision"] == 1.0
+    assert scores["chunks:3"]["perfect"] == 1.0 and scores["chunks:3"]["precision"] == pytest.approx(2 / 3)
+    assert scores["tokens:350"]["chunks"] == 1.0  # 100 fits, 100 + 300 does not
+    assert scores["tokens:600"]["chunks"] == 3.0 and scores["tokens:600"]["perfect"] == 1.0
+    assert scores["tokens:10"] == {**measures.retrieval_scores([], gold), "chunks": 0.0}
+    assert scores["chunks:3"]["mrr"] == 1.0
+
+
+@pytest.mark.parametrize("prediction,golds,qtype,expected", [
+    ("Insufficient information.", ["Insufficient information."], "null_query", 1.0),
+    ("Sam Altman", ["Insufficient information."], "null_query", 0.0),
+    ("It was Sam Altman, the CEO.", ["Sam Altman"], "inference_query", 1.0),
+    ("Insufficient information", ["Sam Altman"], "inference_query", 0.0),  # declining is never right here
+    ("Samuel", ["Sam"], "comparison_query", 0.0),  # whole words only
+    ("Yes", ["yes"], "comparison_query", 1.0),
+    ("The Guardian", ["Insufficient Information"], "", 0.0),  # a null question by its gold answer
+])
+def test_short_answer_accuracy_with_the_null_rule(prediction, golds, qtype, expected):
+    assert measures.short_answer_accuracy(prediction, golds, qtype) == expected
+
+
+def test_correlations_ranks_bins_and_bootstrap():
+    assert analysis.pearson([1, 2, 3, 4], [2, 4, 6, 8]) == pytest.approx(1.0)
+    assert analysis.pearson([1, 2, 3, 4], [8, 6, 4, 2]) == pytest.approx(-1.0)
+    assert analysis.pearson([1, 1, 1], [1, 2, 3]) is None and analysis.pearson([1, 2], [1, 2]) is None
+    assert analysis.ranks([10, 20, 20, 5]) == [2.0, 3.5, 3.5, 1.0]
+    assert analysis.spearman([1, 2, 3, 4], [1, 4, 9, 16]) == pytest.approx(1.0)  # monotone, not linear
+    assert analysis.pearson([1, 2, 3, 4], [1, 4, 9, 16]) < 1.0
+    bins = analysis.quantile_bins([4, 1, 3, 2, 8, 6, 5, 7], [0.4, 0.1, 0.3, 0.2, 0.8, 0.6, 0.5, 0.7], bins=4)
+    assert [(b["low"], b["high"], b["n"]) for b in bins] == [(1, 2, 2), (3, 4, 2), (5, 6, 2), (7, 8, 2)]
+    assert [round(b["mean"], 2) for b in bins] == [0.15, 0.35, 0.55, 0.75]
+    low, high = analysis.bootstrap_ci([1.0] * 20)
+    assert low == high == 1.0
+    low, high = analysis.bootstrap_ci([1.0, -1.0] * 50)
+    assert low < 0 < high and analysis.bootstrap_ci([1.0, -1.0] * 50) == (low, high)  # seeded
+
+
+def test_answer_analysis_reports_lengths_tokens_time_and_bins():
+    records = [{"strategy": "naive", "k": 5, "gold": "a " * n, "answer": "x " * n, "f1": n / 10,
+                "context_tokens": 100 * n, "total_ms": 50.0} for n in range(1, 9)]
+    row = analysis.answer_analysis(records)[0]
+    assert row["pearson_reference_length"] == pytest.approx(1.0) and row["spearman_prediction_length"] == 1.0
+    assert row["pearson_ms"] is None  # constant time: no correlation to speak of
+    assert len(row["f1_by_reference_length"]) == 4 and row["f1_by_reference_length"][0]["mean"] == pytest.approx(0.15)
+
+
+def _record(strategy, qid, hit, recall, qtype="bridge"):
+    return {"strategy": strategy, "k": 5, "question_id": qid, "question": f"q{qid}?", "type": qtype, "hit": hit,
+            "recall": recall}
+
+
+def test_compare_two_runs_with_intervals_and_flips(tmp_path):
+    a = [_record("naive", i, 1.0 if i < 6 else 0.0, 0.5) for i in range(10)]
+    b = [_record("naive", i, 1.0 if i < 9 else 0.0, 0.5 + (0.5 if i < 5 else 0.0)) for i in range(10)]
+    comparison = compare_runs(a, b, metrics=("hit", "recall"))
+    overall = {r["metric"]: r for r in comparison.rows if r["type"] == "all"}
+    assert overall["hit"]["diff"] == pytest.approx(0.3) and overall["hit"]["n"] == 10
+    assert overall["hit"]["ci_low"] > 0 and overall["hit"]["significant"]
+    assert overall["recall"]["diff"] == pytest.approx(0.25)
+    assert sorted(f["question_id"] for f in comparison.flipped) == ["6", "7", "8"]
+    assert all(f["direction"] == "gained" for f in comparison.flipped)
+    text = comparison_markdown(comparison)
+    assert "| naive | naive | 5 | all | hit | 10 | 0.600 | 0.900 | +0.300 * |" in text
+    assert "Flipped questions (3 gained, 0 lost in B)" in text
+    # two strategies of one run, and a question only one side has
+    run = [_record("naive", i, 0.0, 0.0) for i in range(3)] + [_record("larag", i, 1.0, 1.0) for i in range(4)]
+    two = compare_runs(run, run, a_strategy="naive", b_strategy="larag", metrics=("hit",))
+    assert two.rows[0]["a_strategy"] == "naive" and two.rows[0]["diff"] == 1.0 and two.unpaired == 1
+    with pytest.raises(NeoweaveError, match="share no"):
+        compare_runs(a, [_record("larag", 0, 1.0, 1.0)])
+    (tmp_path / "records.json").write_text(json.dumps(a))
+    assert load_records(tmp_path) == a
+    with pytest.raises(NeoweaveError, match="no evaluation records"):
+        load_records(tmp_path / "missing")
