@@ -209,3 +209,33 @@ def test_enrich_rst_and_query_khl(cli, workdir):
     assert "nodes" in cli(*why).stdout  # the one-line summary
     bad = cli("enrich", "rst", "-P", "min_weight=12", check=False)
     assert bad.returncode == 1 and "min_weight must be below 10" in bad.stderr
+
+
+def test_multihop_rag_converts_and_evaluates(cli, workdir):
+    articles = [
+        {"title": "Nvidia posts record revenue", "author": "A", "source": "TechCrunch", "published_at":
+         "2023-11-21T00:00:00+00:00", "category": "technology", "url": "https://example.com/nvidia",
+         "body": "Nvidia reported record quarterly revenue of 18 billion dollars, driven by data center chips."},
+        {"title": "OpenAI names a new chief", "author": "B", "source": "The Verge", "published_at":
+         "2023-11-20T00:00:00+00:00", "category": "technology", "url": "https://example.com/openai",
+         "body": "OpenAI's board named Emmett Shear interim chief executive after Sam Altman left."},
+    ]
+    questions = [
+        {"query": "Who did OpenAI's board name interim chief executive?", "answer": "Emmett Shear",
+         "question_type": "inference_query", "evidence_list": [
+             {"title": "OpenAI names a new chief", "url": "https://example.com/openai", "fact": "..."}]},
+        {"query": "What did the Guardian report about tulips in 2021?", "answer": "Insufficient information.",
+         "question_type": "null_query", "evidence_list": []},
+    ]
+    (workdir / "corpus.json").write_text(json.dumps(articles), encoding="utf-8")
+    (workdir / "MultiHopRAG.json").write_text(json.dumps(questions), encoding="utf-8")
+    out = cli("datasets", "multihop-rag", "corpus.json", "MultiHopRAG.json", "--out", "mh").stdout
+    assert "2 questions (inference_query 1, null_query 1)" in out
+    qa = [json.loads(line) for line in (workdir / "mh" / "qa.jsonl").read_text().splitlines()]
+    assert qa[0]["evidence"] == ["OpenAI names a new chief"] and qa[1]["type"] == "null_query"
+    cli("eval", "--qa", "mh/qa.jsonl", "--corpus", "mh/corpus.jsonl", "--strategies", "naive", "--k", "1",
+        "--out", "mh-report")
+    records = json.loads((workdir / "mh-report" / "records.json").read_text())
+    assert records[0]["hit"] == 1.0 and records[0]["retrieved"][0]["evidence"] == "OpenAI names a new chief"
+    bad = cli("datasets", "multihop-rag", "MultiHopRAG.json", "missing.json", "--out", "x", check=False)
+    assert bad.returncode == 1 and "questions not found: missing.json" in bad.stderr

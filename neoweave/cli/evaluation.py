@@ -155,3 +155,19 @@ def sphinx_faq(
     console.print((out / "README.md").read_text(), highlight=False)
 
 
+
+
+@datasets_app.command("multihop-rag")
+def multihop_rag(
+    corpus: Annotated[Path, typer.Argument(help="MultiHop-RAG's corpus.json")],
+    questions: Annotated[Path, typer.Argument(help="MultiHop-RAG's MultiHopRAG.json")],
+    out: Annotated[Path, typer.Option("--out", help="output directory (qa.jsonl, corpus.jsonl)")],
+) -> None:
+    """MultiHop-RAG as downloaded -> qa.jsonl (evidence = article titles, type = question type) + corpus.jsonl."""
+    from neoweave.eval.multihop_rag import convert_multihop_rag
+
+    result = convert_multihop_rag(corpus, questions, out)
+    types = ", ".join(f"{name} {count}" for name, count in sorted(result.by_type.items()))
+    console.print(f"{result.questions} questions ({types}) -> {result.qa_path}; {result.documents} articles -> "
+                  f"{result.corpus_path}\n  neoweave eval --corpus {result.corpus_path} --qa {result.qa_path} "
+                  "--answer --prompt short_answer", highlight=False)
