@@ -67,6 +67,8 @@ def params_header(params: Mapping[str, Any]) -> str:
 
 
 def _literal(value: Any) -> str:
+    if isinstance(value, str) and "\x00" in value:
+        value = value.replace("\x00", "")  # the query travels as a C string: a NUL would cut it short
     if isinstance(value, list):
         if len(value) >= 16 and set(map(type, value)) == {float}:
             return "[" + ",".join(map("%.9g".__mod__, value)) + "]"
