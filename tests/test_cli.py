@@ -67,6 +67,13 @@ def test_errors_are_one_clear_line(cli, workdir):
     assert bad.returncode == 1 and "Neo4j at bolt://localhost:7687 is unreachable" in bad.stderr
     bad = cli("cypher", "RETURN 1", "--param", "novalue", check=False)
     assert bad.returncode == 1 and "KEY=VALUE" in bad.stderr
+    (workdir / "afile").write_text("x")
+    bad = cli("--data-dir", "afile/sub", "status", check=False)
+    assert bad.returncode == 1 and "afile is a file" in bad.stderr and "Traceback" not in bad.stderr
+    cli("init")
+    for question in ("", "  \n "):  # (a NUL cannot reach a command line; the API test sends one)
+        bad = cli("query", question, check=False)
+        assert bad.returncode == 1 and "the question is empty" in bad.stderr
 
 
 def test_another_embedding_model_is_refused(cli):

@@ -223,6 +223,9 @@ class Strategy:
     def retrieve(self, question: str, **overrides: Any) -> RetrievalResult:
         strategy = self.with_overrides(**overrides) if overrides else self
         strategy.validate()
+        if not isinstance(question, str) or not question.replace("\x00", "").strip():
+            raise NeoweaveError("the question is empty", hint="ask something, e.g. neoweave query \"How do I ...?\"")
+        question = question.replace("\x00", "")
         trace, cost = Trace(), Cost()
         result = RetrievalResult(question, self.name, strategy.parameters(), [], trace, cost)
         result.items = strategy._retrieve(question, trace, cost, result)

@@ -129,12 +129,40 @@ def _log_says_ready(log_file: Path) -> bool:
     return start < 0 or tail.find(_READY, start) >= 0
 
 
+def _not_a_file(path: Path) -> None:
+    """Neither the data directory nor the nearest of its parents that exists is a file."""
+    from neoweave.errors import NeoweaveError
+
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise NeoweaveError(f"the data directory {path} cannot be used: {candidate} is a file",
+                                    hint="give another --data-dir (or NEOWEAVE_DATA_DIR)")
+            return
+
+
+def _usable_directory(path: Path) -> None:
+    """The data directory exists (created if need be) and is writable, else an error naming it."""
+    from neoweave.errors import NeoweaveError
+
+    _not_a_file(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NeoweaveError(f"cannot create the data directory {path}: {exc.strerror}",
+                            hint="give another --data-dir (or NEOWEAVE_DATA_DIR)") from exc
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise NeoweaveError(f"the data directory {path} is not writable",
+                            hint="fix its permissions, or give another --data-dir")
+
+
 class EmbeddedFalkorDB:
     """Lifecycle of the private FalkorDB server of one data directory."""
 
     def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0,
                  load_timeout: float = 1800.0) -> None:
         self.paths = server_paths(Path(data_dir))
+        _not_a_file(self.paths.data_dir)
         self.appendfsync = appendfsync
         self.start_timeout = start_timeout
         self.load_timeout = load_timeout
@@ -152,7 +180,7 @@ class EmbeddedFalkorDB:
 
     @contextlib.contextmanager
     def _lock(self):
-        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
+        _usable_directory(self.paths.data_dir)
         with open(self.paths.lock_file, "a+") as handle:
             deadline = time.monotonic() + self.start_timeout + self.load_timeout
             while True:
