@@ -70,19 +70,38 @@ class LLMSettings(_Section):
         default_factory=dict, description="model -> (USD per 1M prompt tokens, USD per 1M completion tokens)")
 
 
+class JudgeSettings(_Section):
+    """The LLM judge of `neoweave eval --judge`: another endpoint or model than the one that answers (each field
+    left unset takes the llm section's value)."""
+
+    provider: Literal["local", "openai", "azure"] | None = None
+    model: str | None = Field(None, description="judge model (a stronger one than the answerer, ideally)")
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
 class Settings(_Section):
     store: StoreSettings = StoreSettings()
     falkordb: FalkorDBSettings = FalkorDBSettings()
     neo4j: Neo4jSettings = Neo4jSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
+    judge: JudgeSettings = JudgeSettings()
     config_path: Path | None = None
+
+    def judge_settings(self) -> Settings:
+        """These settings with the judge's endpoint and model in the llm section (for `create_gateway`)."""
+        chosen = {name: value for name, value in self.judge.model_dump().items() if value is not None}
+        if "api_key" in chosen:
+            chosen["api_key"] = self.judge.api_key
+        return self.model_copy(update={"llm": self.llm.model_copy(update=chosen)})
 
     def redacted(self) -> dict[str, Any]:
         """The settings as a dict safe to print: secrets masked."""
         data = self.model_dump(mode="json")
         data["neo4j"]["password"] = "***" if self.neo4j.password.get_secret_value() else ""
         data["llm"]["api_key"] = "***" if self.llm.api_key.get_secret_value() else ""
+        data["judge"]["api_key"] = "***" if self.judge.api_key and self.judge.api_key.get_secret_value() else None
         return data
 
 
@@ -109,6 +128,10 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_LLM_CONCURRENCY", "llm", "concurrency"),
     ("NEOWEAVE_LLM_CACHE", "llm", "cache"),
     ("NEOWEAVE_LLM_MODEL_DIR", "llm", "local_model_dir"),
+    ("NEOWEAVE_JUDGE_PROVIDER", "judge", "provider"),
+    ("NEOWEAVE_JUDGE_MODEL", "judge", "model"),
+    ("NEOWEAVE_JUDGE_BASE_URL", "judge", "base_url"),
+    ("NEOWEAVE_JUDGE_API_KEY", "judge", "api_key"),
 )
 
 

@@ -35,6 +35,11 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="STRATEGY.NAME=VALUE (repeatable), "
                                                      "e.g. -P larag.entity_seeds=2")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="judged measures on every answer: all, or some of "
+                                              "faithfulness,answer_relevance,context_recall,context_precision,"
+                                              "answer_correctness")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="the judge's model (default: "
+                                                    "NEOWEAVE_JUDGE_MODEL, else the answering model)")] = None,
     token_budgets: Annotated[str, typer.Option("--token-budgets", help="equal-budget measures at these context "
                                                "token counts (comma-separated)")] = "500,1000,2000",
 ) -> None:
@@ -48,15 +53,21 @@ def evaluate(
         raise NeoweaveError("--qa is required", hint="neoweave eval --qa QA.jsonl [--corpus PATH] ..., or "
                             "neoweave eval compare RUN_A RUN_B")
     budgets = _positive_ints(token_budgets, "--token-budgets")
+    judged = _judged_measures(judge)
+    if judged and not with_answer:
+        raise NeoweaveError("--judge scores answers: add --answer")
 
     k_values = _positive_ints(ks, "--k")
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     default_prompt, per_strategy = _parse_prompts(prompt, names)
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
-                       parameters=_parse_parameters(params or [], names), token_budgets=budgets)
+                       parameters=_parse_parameters(params or [], names), token_budgets=budgets, judge=judged)
     if not bertscore:
         config.bertscore = None
-    outcome = run_evaluation(settings(), qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
+    cfg = settings()
+    if judge_model:
+        cfg.judge.model = judge_model
+    outcome = run_evaluation(cfg, qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
@@ -94,6 +105,57 @@ def compare(
         print(json.dumps(comparison.as_dict(), indent=1, default=str))
     else:
         console.print(text, highlight=False, soft_wrap=True)
+
+
+@eval_app.command("pairwise")
+def pairwise(
+    run: Annotated[Path, typer.Argument(help="report directory of a run with answers (neoweave eval --answer)")],
+    a_strategy: Annotated[str, typer.Option("--a-strategy", help="first strategy")],
+    b_strategy: Annotated[str, typer.Option("--b-strategy", help="second strategy")],
+    k: Annotated[int | None, typer.Option("--k", help="the k both were answered at (default: the smallest)")] = None,
+    criteria: Annotated[str, typer.Option("--criteria", help="comma-separated: comprehensiveness, diversity, "
+                                          "empowerment, logicality, relevance, coherence")]
+    = "comprehensiveness,diversity,empowerment",
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="the judge's model")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the verdicts (JSON) here")] = None,
+) -> None:
+    """Win rates of two strategies' answers judged pairwise by an LLM, positions swapped (flip rate reported)."""
+    import json
+
+    from neoweave.embeddings import Embedder
+    from neoweave.eval.compare import load_records
+    from neoweave.eval.judge import Judge
+    from neoweave.eval.pairwise import answer_pairs, pairwise_markdown, pairwise_win_rates
+    from neoweave.llm import create_gateway
+
+    if limit is not None and limit < 1:
+        raise NeoweaveError(f"--limit must be at least 1, not {limit}")
+    pairs = answer_pairs(load_records(run), a_strategy, b_strategy, k)[:limit]
+    cfg = settings()
+    if judge_model:
+        cfg.judge.model = judge_model
+    answered_by = json.loads((run / "summary.json").read_text()).get("setup", {}).get("answers", "") if (
+        run / "summary.json").is_file() else ""
+    gateway = create_gateway(cfg.judge_settings())
+    judge = Judge(gateway, Embedder(cfg.embedding.model),
+                  answer_model=gateway.model if str(answered_by).startswith(f"{gateway.model} ") else None)
+    result = pairwise_win_rates(judge, pairs, criteria=tuple(c.strip() for c in criteria.split(",") if c.strip()))
+    if out is not None:
+        out.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    console.print(pairwise_markdown(result, a_strategy, b_strategy), highlight=False, soft_wrap=True)
+
+
+def _judged_measures(text: str | None) -> list[str]:
+    from neoweave.eval.judge import MEASURES
+
+    if not text:
+        return []
+    chosen = list(MEASURES) if text.strip() == "all" else [m.strip() for m in text.split(",") if m.strip()]
+    unknown = sorted(set(chosen) - set(MEASURES))
+    if unknown:
+        raise NeoweaveError(f"--judge {text!r}: unknown measure(s) {unknown}", hint=f"known: {', '.join(MEASURES)}")
+    return chosen
 
 
 def _positive_ints(text: str, option: str) -> list[int]:

@@ -86,8 +86,17 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             from neoweave.llm import create_gateway
 
             llm = create_gateway(settings)
+        judge = None
+        if config.judge:
+            from neoweave.eval.judge import Judge
+            from neoweave.llm import create_gateway
+
+            judge_settings = settings.judge_settings()
+            same = judge_settings.llm == settings.llm
+            judge = Judge(llm if same and llm else create_gateway(judge_settings), embedder,
+                          answer_model=llm.model if llm else None)
         pids = {"graph_server": store.server_pid(), "llm_server": llm.server_pid if llm else None}
-        evaluation = run(store, embedder, questions, config, llm=llm, progress=progress, pids=pids)
+        evaluation = run(store, embedder, questions, config, llm=llm, progress=progress, pids=pids, judge=judge)
         backend = settings.store.backend
     rows = summarize(evaluation)
     setup: dict[str, Any] = {
@@ -103,6 +112,7 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
                     + (", ".join(f"{s}: {config.prompt_for(s)}" for s in config.strategies))
                     + f", max_tokens {config.max_tokens or settings.llm.max_tokens}, temperature "
                     f"{settings.llm.temperature}") if llm else "not evaluated (retrieval only)",
+        "judge": (f"{evaluation.judge_model} ({', '.join(config.judge)})" if config.judge else None),
         "machine": f"{_cpu_model()}, {os.cpu_count()} cores",
         "neoweave commit": _git_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from neoweave.eval.runner import EvalRun
 
 _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "exact_match", "f1",
-            "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "insufficient")
+            "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient",
+            "faithfulness", "answer_relevance", "context_recall", "context_precision", "answer_correctness")
 _COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "p50_ms", "p95_ms")
 
 
@@ -70,6 +71,8 @@ def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]],
     if evaluation.bertscore_model:
         parts.append(f"- BERTScore: {evaluation.bertscore_model} (compares strategies here; not comparable with "
                      "published roberta-large scores)")
+    if evaluation.judge_warning:
+        parts += ["", f"**Judge warning**: {evaluation.judge_warning}."]
     parts += ["", "## All questions", "", markdown_table(overall)]
     uneven = _uneven_context(overall)
     if uneven:
@@ -141,7 +144,9 @@ def write_report(out: Path, evaluation: EvalRun, rows: list[dict[str, Any]], tit
     out.mkdir(parents=True, exist_ok=True)
     (out / "records.json").write_text(json.dumps(evaluation.records, indent=1, default=str))
     (out / "summary.json").write_text(json.dumps({"title": title, "setup": setup or {},
-                                                  "bertscore_model": evaluation.bertscore_model, "rows": rows,
+                                                  "bertscore_model": evaluation.bertscore_model,
+                                                  "judge_model": evaluation.judge_model,
+                                                  "judge_warning": evaluation.judge_warning, "rows": rows,
                                                   "budgets": summarize_budgets(evaluation.records),
                                                   "answer_analysis": answer_analysis(evaluation.records)},
                                                  indent=1, default=str))

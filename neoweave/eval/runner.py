@@ -8,6 +8,7 @@ when its document title, or its section URL, is in the evidence.
 from __future__ import annotations
 
 import json
+import logging
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +19,14 @@ from tqdm import tqdm
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
 from neoweave.eval import measures, metrics
+from neoweave.eval.judge import MEASURES, Judge
 from neoweave.eval.resources import ResourceMonitor, ResourceUsage
-from neoweave.eval.similarity import BertScoreModel, bert_scores_prf, rouge_l
+from neoweave.eval.similarity import BertScoreModel, answer_similarity, bert_scores_prf, rouge_l
 from neoweave.query import strategy as make_strategy
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EvalRun", "Question", "RunConfig", "load_qa", "markdown_table", "run", "summarize", "write_report"]
 
@@ -68,6 +72,8 @@ class RunConfig:
     max_tokens: int | None = None  # answer length cap (None: the gateway's llm.max_tokens)
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-strategy overrides
     bertscore: BertScoreModel | None = field(default_factory=BertScoreModel)  # None: skip BERTScore
+    judge: list[str] = field(default_factory=list)
+    """Judged measures (`neoweave.eval.judge.MEASURES`) scored on every answer by `run(..., judge=...)`."""
     token_budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000])
     """Equal-budget measures: besides the first N chunks for N in `ks`, the chunks that fit these many tokens."""
 
@@ -82,6 +88,8 @@ class EvalRun:
     records: list[dict[str, Any]]
     resources: dict[tuple[str, int], ResourceUsage] = field(default_factory=dict)
     bertscore_model: str | None = None
+    judge_model: str | None = None
+    judge_warning: str | None = None
 
 
 def _evidence_keys(store: GraphStore, items: list[Any], by_url: bool, titles: dict[str, str]) -> list[str]:
@@ -108,7 +116,7 @@ def _score_answers(records: list[dict[str, Any]], questions: dict[str, Question]
 
 
 def run(store: GraphStore, embedder: Embedder, questions: list[Question], config: RunConfig, *, llm=None,
-        progress: bool = True, pids: dict[str, int | None] | None = None) -> EvalRun:
+        progress: bool = True, pids: dict[str, int | None] | None = None, judge: Judge | None = None) -> EvalRun:
     """One record per (strategy, k, question): retrieved ids and scores, metrics, cost, answer.
 
     `pids` names helper processes (graph server, model server) whose memory and CPU are measured with ours.
@@ -134,7 +142,45 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
     bar.close()
     if config.answer:
         _score_answers(records, {q.id: q for q in questions}, config.bertscore)
-    return EvalRun(records, resources, config.bertscore.describe() if config.answer and config.bertscore else None)
+        for record in records:
+            record["answer_similarity"] = answer_similarity(embedder, record["answer"], record["gold"])
+    evaluation = EvalRun(records, resources, config.bertscore.describe() if config.answer and config.bertscore
+                         else None)
+    if config.judge:
+        _judge_answers(evaluation, config, judge, progress)
+    for record in records:
+        record.pop("_contexts", None)
+    return evaluation
+
+
+def _judge_answers(evaluation: EvalRun, config: RunConfig, judge: Judge | None, progress: bool) -> None:
+    """Each judged measure on every answered record; the score, the judge's reasons and cost in the record."""
+    unknown = sorted(set(config.judge) - set(MEASURES))
+    if unknown:
+        raise NeoweaveError(f"unknown judged measure(s) {unknown}; known: {', '.join(MEASURES)}")
+    if judge is None or not config.answer:
+        raise NeoweaveError("judged measures need answers (--answer) and a judge (the gateway's judge model)")
+    evaluation.judge_model = judge.model
+    if judge.judges_itself:
+        evaluation.judge_warning = (f"the judge ({judge.model}) is the model that answered: it may favour its own "
+                                    "answers, and a small model judges unreliably; set a stronger judge with "
+                                    "--judge-model or NEOWEAVE_JUDGE_*")
+        log.warning(evaluation.judge_warning)
+    answered = [r for r in evaluation.records if "answer" in r]
+    bar = tqdm(total=len(answered) * len(config.judge), desc="judging", unit="verdict", disable=not progress)
+    for record in answered:
+        verdicts = {}
+        for measure in config.judge:
+            verdict = judge.judge(measure, question=record["question"], answer=record["answer"],
+                                  reference=record["gold"], contexts=record.get("_contexts", []))
+            verdicts[measure] = {"score": verdict.score, "rationale": verdict.rationale, "details": verdict.details,
+                                 "calls": verdict.calls, "tokens": verdict.tokens, "error": verdict.error}
+            if verdict.score is not None:
+                record[measure] = verdict.score
+            bar.update(1)
+        record["judge"] = verdicts
+        record["judge_tokens"] = sum(v["tokens"] for v in verdicts.values())
+    bar.close()
 
 
 def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, config: RunConfig, llm, by_url: bool,
@@ -148,6 +194,10 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                           max_tokens=config.max_tokens)
         result = answered.retrieval
         golds = [question.answer, *question.aliases]
+        if config.judge:  # the context the judge checks claims against (dropped once judged)
+            record["_contexts"] = ([item.text for item in answered.retrieval.items]
+                                   + [fact.text() for fact in answered.retrieval.facts]
+                                   + [report.text for report in answered.retrieval.reports])
         record.update(answer=answered.answer, gold=question.answer,
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
@@ -173,7 +223,8 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
 
 _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "chunks",
                 "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy", "rouge_l",
-                "bertscore", "bertscore_p", "bertscore_r", "insufficient")
+                "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", *MEASURES,
+                "judge_tokens")
 
 
 def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:

@@ -74,3 +74,9 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
     precision, recall, f1 = bert_score.score([p or "" for p in predictions], references, model_type=location,
                                              num_layers=layer, batch_size=batch_size, verbose=False)
     return [(float(p), float(r), float(f)) for p, r, f in zip(precision, recall, f1, strict=True)]
+
+
+def answer_similarity(embedder, answer: str, reference: str) -> float:
+    """Cosine of the answer's and the reference's embeddings (RAGAS answer similarity, KHL-RAG's A-Sim)."""
+    first, second = embedder.embed([answer or " ", reference or " "])
+    return max(0.0, sum(x * y for x, y in zip(first, second, strict=True)))
