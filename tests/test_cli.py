@@ -212,7 +212,7 @@ def test_enrich_rst_and_query_khl(cli, workdir):
     assert {node["role"] for node in explanation["nodes"] if node["label"] == "Chunk"} >= {"rst"}
     assert "neo4j-viz-data" in (workdir / "why.html").read_text(encoding="utf-8")
     browser = cli(*why, "--cypher").stdout
-    assert browser.startswith(":param {edges: [") and "MATCH (a:Chunk {id: edge.source})-[r:RST]->" in browser
+    assert browser.startswith(":params {edges: [") and "MATCH (a:Chunk {id: edge.source})-[r:RST]->" in browser
     assert "nodes" in cli(*why).stdout  # the one-line summary
     bad = cli("enrich", "rst", "-P", "min_weight=12", check=False)
     assert bad.returncode == 1 and "min_weight must be below 10" in bad.stderr

@@ -5,7 +5,7 @@ returned as context (`ContextItem`s, facts, community reports). `explain` turns 
 each node with its label, caption, text, role (seed, link, rst, entity, community, ...), score, rank and hop, and
 each relationship with what makes it meaningful (a link's context, a relation's description, an RST relation and
 its reason, the method that made it), read from the graph by two named statements. The same edges drawn in Neo4j
-Browser: `browser_cypher()` gives the `:param` line and the `explain_subgraph` statement.
+Browser: `browser_cypher()` gives the `:params` line and the `explain_subgraph` statement.
 """
 
 from __future__ import annotations
@@ -89,12 +89,12 @@ class Explanation:
         return {"edges": edges, "nodes": nodes}
 
     def browser_cypher(self, statement_text: str) -> str:
-        """What to paste into Neo4j Browser: the `:param` line, then the statement."""
-        return f":param {cypher_literal(self.browser_parameters())}\n\n{statement_text}\n"
+        """What to paste into Neo4j Browser: the `:params` line (it sets both parameters), then the statement."""
+        return f":params {cypher_literal(self.browser_parameters())}\n\n{statement_text}\n"
 
 
 def cypher_literal(value: Any) -> str:
-    """A Cypher literal of plain data (Browser's `:param` takes a Cypher map, whose keys are not quoted)."""
+    """A Cypher literal of plain data (Browser's `:params` takes a Cypher map, whose keys are not quoted)."""
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key}: {cypher_literal(item)}" for key, item in value.items()) + "}"
     if isinstance(value, list | tuple):

@@ -42,7 +42,7 @@ def browser_guide(store: GraphStore) -> str:
         slides.append(_slide(name.replace("_", " "), body, *([setup] if setup else []), query.text))
     slides.append(_slide("Why an answer was given",
                          "<code>neoweave explain \"your question\" --strategy larag --cypher</code> prints a "
-                         "<code>:param</code> line and a statement that draw the retrieval's subgraph here: seeds, "
+                         "<code>:params</code> line and a statement that draw the retrieval's subgraph here: seeds, "
                          "followed links, entities, RST edges, communities and tags."))
     return ('<article class="guide"><carousel class="deck container-fluid">' + "".join(slides)
             + "</carousel></article>")

@@ -25,7 +25,7 @@ def explain(
                                                    "self-contained file: open it in a browser)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the explanation (nodes, relationships, roles, "
                                           "scores, cost) as JSON")] = False,
-    as_cypher: Annotated[bool, typer.Option("--cypher", help="print the `:param` line and the statement that "
+    as_cypher: Annotated[bool, typer.Option("--cypher", help="print the `:params` line and the statement that "
                                             "draw the same subgraph in Neo4j Browser")] = False,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
     prompt: Annotated[str, typer.Option("--prompt", help="the answer prompt (see `neoweave query`)")]

@@ -1,4 +1,4 @@
-// explain --cypher: draws a retrieval's subgraph in Neo4j Browser (paste the `:param` line `neoweave explain
+// explain --cypher: draws a retrieval's subgraph in Neo4j Browser (paste the `:params` line `neoweave explain
 // --cypher` prints, then this). The same edges as explain_relationships, returned as graph elements, and the
 // trace's nodes that no edge reaches (a community of global search).
 // @param edges: LIST  [{source, type, target}] from the trace (a tag edge's target is the tag name)
