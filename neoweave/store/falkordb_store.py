@@ -139,7 +139,7 @@ class FalkorDBStore(GraphStore):
                             self.index_wait_seconds, pending[0][column])
                 return
             if not announced:
-                log.info("FalkorDB is building %d indexes after loading the graph (%s); waiting", len(pending),
+                log.info("FalkorDB is building %d indexes (%s); waiting", len(pending),
                          pending[0][column])
                 announced = True
             time.sleep(0.1)
@@ -261,11 +261,14 @@ class FalkorDBStore(GraphStore):
 
     def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
         created = super().apply_schema(embedding_model, dimension)
-        self._sync_ef_runtime(dimension)
+        recreated = self._sync_ef_runtime(dimension)
+        if created or recreated:  # an index built over existing nodes serves partial results until it is done
+            self._await_indexes(self._graph_handle())
         return created
 
-    def _sync_ef_runtime(self, dimension: int) -> None:
+    def _sync_ef_runtime(self, dimension: int) -> bool:
         """Vector index options are fixed at creation: recreate an index whose efRuntime was changed."""
+        recreated = False
         ef_by_target = {(row["labels"][0], row["properties"][0]): row["options"].get("efRuntime")
                         for row in self.indexes() if row["type"] == "VECTOR"}
         for vector in self.schema.vector_indexes:
@@ -275,6 +278,8 @@ class FalkorDBStore(GraphStore):
                          self.ef_runtime)
                 self._apply_step(drop_vector_index_step("falkordb", vector))
                 self._apply_step(next(s for s in self.ddl(dimension) if s.name == vector.name))
+                recreated = True
+        return recreated
 
     def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
         """Drop and recreate the vector indexes of `labels`, then wait until they serve queries.

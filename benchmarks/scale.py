@@ -1,0 +1,316 @@
+"""Scale: how big, how fast. Graphs grown to each of `--sizes` chunks from real documents repeated with
+variation, measured at each size against Chroma on the same vectors and queries.
+
+    .venv/bin/python benchmarks/scale.py --data-dir /tmp/scale --sizes 10000,30000,100000 \\
+        --out docs/benchmarks/scale.json
+
+Corpus: the Python 3.11 docs (Debian's python3.11-doc, ~13.4k chunks with ~42k internal links), copied as
+often as a size needs. Copy n is published under its own base URL (links stay inside the copy) and every
+paragraph of it starts with a marker naming the copy, so each chunk is a distinct text with its own
+embedding. The graph grows in increments (cumulative), so the largest size's build is the sum of its
+increments. Per size:
+
+1. ingest of the increment: end-to-end chunks/s against raw embedding throughput of a sample of the same
+   chunks, embedded alone with the same model and batch before and after (target >= 90 %); RSS of this
+   process and of the FalkorDB server sampled every 2 s (the memory curve: streaming holds);
+2. the vector index at each `--ef` value (rebuilt: its build time), then top-10 latency p50/p95 of
+   `--queries` questions through the naive path's statement and recall@10 against exact search (numpy over
+   every stored vector);
+3. naive and larag retrieval p50/p95 excluding the question's embedding (and kg with `--kg`, which first
+   runs `enrich kg` over the whole graph);
+4. Chroma (`pip install chromadb`): the same vectors loaded into a fresh persistent collection (HNSW,
+   cosine), its load time, top-10 p50/p95 and recall@10, beside FalkorDB's own bulk load of the same vectors
+   into an empty graph with its index build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from neoweave.embeddings import Embedder  # noqa: E402
+from neoweave.eval.metrics import percentile  # noqa: E402
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions  # noqa: E402
+from neoweave.query import strategy  # noqa: E402
+from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
+from neoweave.store.falkordb_store import FalkorDBStore  # noqa: E402
+
+log = logging.getLogger("scale")
+BASE_URL = "https://docs.python.org/3.11/"
+QUESTIONS = [  # what users of the Python docs ask (cycled up to --queries, each with a copy marker varied)
+    "How do I cancel a running asyncio task?", "What does the cyclic garbage collector do?",
+    "How do I read a file line by line?", "What is the difference between a list and a tuple?",
+    "How do I sort a dictionary by value?", "How are default argument values evaluated?",
+    "What does the global interpreter lock protect?", "How do I format a float with two decimals?",
+    "How do I run a subprocess and capture its output?", "What is a context manager?",
+    "How do I create a virtual environment?", "How does the import system find modules?",
+    "What does functools.lru_cache do?", "How do I parse command line arguments?",
+    "How do I compare two floats for equality?", "What are the rules for local and global variables?",
+]
+
+
+def copy_docs(source: Path, target: Path, copy: int) -> Path:
+    """The docs tree with every paragraph marked as copy `copy` (a distinct text, the same structure)."""
+    destination = target / f"copy{copy}"
+    if destination.exists():
+        return destination
+    marker = f"<p>[copy {copy}] "
+    for path in source.rglob("*"):
+        relative = path.relative_to(source)
+        out = destination / relative
+        if path.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+        elif path.suffix == ".html":
+            out.parent.mkdir(parents=True, exist_ok=True)
+            text = path.read_text(encoding="utf-8", errors="replace")
+            out.write_text(re.sub(r"<p>", marker, text) if copy else text, encoding="utf-8")
+    return destination
+
+
+class MemorySampler:
+    """RSS (MB) of this process and of the graph server every `interval` seconds, while ingest runs."""
+
+    def __init__(self, server_pid: int | None, interval: float = 2.0) -> None:
+        self.processes = {"neoweave": psutil.Process()}
+        if server_pid:
+            self.processes["falkordb"] = psutil.Process(server_pid)
+        self.interval = interval
+        self.samples: list[dict] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.started = time.perf_counter()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            row = {"s": round(time.perf_counter() - self.started, 1)}
+            for name, process in self.processes.items():
+                with contextlib.suppress(psutil.Error):
+                    row[f"{name}_rss_mb"] = round(process.memory_info().rss / 2**20)
+            self.samples.append(row)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def raw_throughput(embedder: Embedder, texts: list[str], batch: int) -> float:
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embedder.embed(texts[start:start + batch])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def sample_texts(store: FalkorDBStore, copy: int, count: int) -> list[str]:
+    rows = store.query("MATCH (c:Chunk) WHERE c.doc_id STARTS WITH $prefix RETURN c.text AS text LIMIT $n",
+                       {"prefix": f"{BASE_URL}copy{copy}/", "n": count})
+    return [row["text"] for row in rows]
+
+
+def all_vectors(store: FalkorDBStore, page: int = 2000) -> tuple[list[str], np.ndarray]:
+    ids: list[str] = []
+    vectors: list[list[float]] = []
+    after = ""
+    while True:
+        rows = store.run("chunk_embeddings_page", {"after": after, "limit": page})
+        if not rows:
+            break
+        ids += [row["id"] for row in rows]
+        vectors += [row["embedding"] for row in rows]
+        after = rows[-1]["id"]
+    return ids, np.asarray(vectors, dtype=np.float32)
+
+
+def exact_top10(matrix: np.ndarray, ids: list[str], queries: np.ndarray) -> list[list[str]]:
+    scores = queries @ matrix.T
+    top = np.argsort(-scores, axis=1)[:, :10]
+    return [[ids[i] for i in row] for row in top]
+
+
+def timed_search(store: FalkorDBStore, queries: np.ndarray) -> tuple[list[float], list[list[str]]]:
+    latencies, found = [], []
+    for vector in queries:
+        started = time.perf_counter()
+        rows = store.run("chunk_vector_search", {"k": 10, "embedding": vector.tolist()})
+        latencies.append((time.perf_counter() - started) * 1000)
+        found.append([row["chunk_id"] for row in rows])
+    return latencies, found
+
+
+def recall_at_10(found: list[list[str]], exact: list[list[str]]) -> float:
+    return statistics.fmean(len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True))
+
+
+def summary(values: list[float]) -> dict:
+    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2)}
+
+
+def strategy_latency(store, embedder, name: str, questions: list[str], **parameters) -> dict:
+    chosen = strategy(name, store, embedder, **parameters)
+    chosen.retrieve(questions[0])  # warm
+    excluding_embedding = []
+    for question in questions:
+        result = chosen.retrieve(question)
+        excluding_embedding.append(result.cost.total_ms - result.cost.milliseconds.get("embed", 0.0))
+    return summary(excluding_embedding)
+
+
+def chroma_baseline(ids: list[str], matrix: np.ndarray, queries: np.ndarray, exact: list[list[str]]) -> dict:
+    try:
+        import chromadb
+    except ImportError:
+        return {"skipped": "pip install chromadb"}
+    folder = tempfile.mkdtemp(prefix="scale-chroma-")
+    try:
+        client = chromadb.PersistentClient(path=folder)
+        collection = client.create_collection("chunks", metadata={"hnsw:space": "cosine"})
+        started = time.perf_counter()
+        batch = 5000
+        for start in range(0, len(ids), batch):
+            collection.add(ids=ids[start:start + batch], embeddings=matrix[start:start + batch])
+        load_s = time.perf_counter() - started
+        latencies, found = [], []
+        for vector in queries:
+            began = time.perf_counter()
+            result = collection.query(query_embeddings=[vector], n_results=10)
+            latencies.append((time.perf_counter() - began) * 1000)
+            found.append(result["ids"][0])
+        return {"load_s": round(load_s, 1), **summary(latencies), "recall_at_10": round(recall_at_10(found, exact), 4)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, ef: int) -> dict:
+    """The same vectors into an empty graph (documents, sections and chunks as ingest writes them), then the
+    vector index: FalkorDB's side of the load-time comparison with Chroma."""
+    store = FalkorDBStore(server=server, graph="bulk", ef_runtime=ef)
+    try:
+        store.query("MATCH (n) DETACH DELETE n", write=True)
+        started = time.perf_counter()
+        store.write_batches("upsert_documents", [{"id": "bulk", "props": {"id": "bulk", "title": "bulk"}}])
+        store.write_batches("upsert_sections", [{"id": "bulk#s", "doc_id": "bulk",
+                                                 "props": {"id": "bulk#s", "doc_id": "bulk", "title": "bulk"}}])
+        rows = ({"id": chunk_id, "doc_id": "bulk", "section_id": "bulk#s", "text": "", "order": i, "start": 0,
+                 "end": 0, "token_count": 0, "external_links_json": "[]", "embedding": vector.tolist()}
+                for i, (chunk_id, vector) in enumerate(zip(ids, matrix, strict=True)))
+        store.write_batches("upsert_chunks", rows)
+        written = time.perf_counter() - started
+        store.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])
+        return {"write_s": round(written, 1), "write_and_index_s": round(time.perf_counter() - started, 1)}
+    finally:
+        store.query("MATCH (n) DETACH DELETE n", write=True)
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--html", type=Path, default=Path("/usr/share/doc/python3.11/html"))
+    parser.add_argument("--data-dir", type=Path, required=True, help="graph and copies (kept: reruns resume)")
+    parser.add_argument("--sizes", default="10000,30000,100000")
+    parser.add_argument("--ef", default="10,50,100,200", help="ef_runtime values measured at each size")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sample", type=int, default=1000, help="chunks embedded alone for raw throughput")
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--kg", action="store_true", help="also enrich kg and time the kg strategy")
+    parser.add_argument("--no-chroma", action="store_true")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.html.is_dir():
+        sys.exit(f"{args.html} not found (apt-get install python3.11-doc)")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    efs = [int(e) for e in args.ef.split(",")]
+    embedder = Embedder("all-MiniLM-L6-v2")
+    embedder.embed(["warm up"])
+    questions = [f"{QUESTIONS[i % len(QUESTIONS)]}" for i in range(args.queries)]
+    query_vectors = np.asarray(embedder.embed(questions), dtype=np.float32)
+    server = EmbeddedFalkorDB(args.data_dir / "graph")
+    store = FalkorDBStore(server=server, graph="scale", ef_runtime=efs[-1])
+    results = json.loads(args.out.read_text()) if args.out.is_file() else {"sizes": []}
+    results["setup"] = {"corpus": f"{args.html} copied, paragraphs marked per copy", "queries": args.queries,
+                        "batch": args.batch, "ef_runtime": efs}
+    try:
+        copy = 0
+        chunks = store.counts().nodes.get("Chunk", 0)
+        for size in sizes:
+            increments = []
+            while chunks < size:
+                tree = copy_docs(args.html, args.data_dir / "copies", copy)
+                before = store.counts().nodes.get("Chunk", 0)
+                if before and store.query("MATCH (d:Document) WHERE d.id STARTS WITH $p RETURN count(d) AS n",
+                                          {"p": f"{BASE_URL}copy{copy}/"})[0]["n"]:
+                    copy += 1  # already ingested by an earlier run
+                    continue
+                ingestor = Ingestor(store, embedder, IngestOptions(
+                    sources=SourceOptions(base_url=f"{BASE_URL}copy{copy}/"), progress=False,
+                    embed_batch_chunks=args.batch))
+                with MemorySampler(store.server_pid()) as memory:
+                    report = ingestor.ingest(tree)
+                sample = sample_texts(store, copy, args.sample)
+                raw = (raw_throughput(embedder, sample, args.batch) + raw_throughput(embedder, sample, args.batch)) / 2
+                increments.append({"copy": copy, "chunks": report.chunks, "seconds": round(report.seconds, 1),
+                                   "chunks_per_s": round(report.chunks_per_second, 1),
+                                   "raw_embedding_chunks_per_s": round(raw, 1),
+                                   "ratio": round(report.chunks_per_second / raw, 3),
+                                   "links_resolved": report.links_resolved, "memory": memory.samples})
+                log.info("copy %d: %s", copy, {k: v for k, v in increments[-1].items() if k != "memory"})
+                chunks = store.counts().nodes.get("Chunk", 0)
+                copy += 1
+            row = {"size_target": size, "chunks": chunks, "increments": increments}
+            ids, matrix = all_vectors(store)
+            exact = exact_top10(matrix, ids, query_vectors)
+            row["vector"] = []
+            for ef in efs:
+                indexed = FalkorDBStore(server=server, graph="scale", ef_runtime=ef)
+                started = time.perf_counter()
+                indexed.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])  # rebuilds the index at a new ef
+                build_s = time.perf_counter() - started
+                latencies, found = timed_search(indexed, query_vectors)
+                row["vector"].append({"ef_runtime": ef, "index_build_s": round(build_s, 1), **summary(latencies),
+                                      "recall_at_10": round(recall_at_10(found, exact), 4)})
+                log.info("size %d ef %d: %s", chunks, ef, row["vector"][-1])
+                indexed.close()
+            store = FalkorDBStore(server=server, graph="scale", ef_runtime=efs[-1])
+            store.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])
+            row["retrieval"] = {"naive": strategy_latency(store, embedder, "naive", questions, k=5),
+                                "larag": strategy_latency(store, embedder, "larag", questions, k=5)}
+            if args.kg:
+                from neoweave.enrich import run
+
+                started = time.perf_counter()
+                run("kg", store, embedder=embedder, progress=False)
+                row["kg_enrich_s"] = round(time.perf_counter() - started, 1)
+                row["retrieval"]["kg"] = strategy_latency(store, embedder, "kg", questions)
+            row["falkordb_bulk_load"] = falkordb_bulk_load(server, ids, matrix, efs[-1])
+            if not args.no_chroma:
+                row["chroma"] = chroma_baseline(ids, matrix, query_vectors, exact)
+            row["server_rss_mb"] = round(psutil.Process(store.server_pid()).memory_info().rss / 2**20)
+            log.info("size %d: %s", chunks, {k: v for k, v in row.items() if k not in ("increments",)})
+            results["sizes"] = [r for r in results["sizes"] if r["size_target"] != size] + [row]
+            args.out.write_text(json.dumps(results, indent=1))
+    finally:
+        store.close()
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
