@@ -83,6 +83,8 @@ def test_the_local_model_judges_a_tiny_run(cli_env_run):
     assert verdict["score"] is None or 0.0 <= verdict["score"] <= 1.0  # the small model may give nothing usable
     assert verdict["score"] is not None or verdict["error"]
     assert 0.0 <= record["answer_similarity"] <= 1.0
+    assert record["cost_usd"] == pytest.approx((record["prompt_tokens"] * 1.0 + record["completion_tokens"] * 2.0)
+                                               / 1e6) and record["prompt_tokens"] > 50
 
 
 @pytest.fixture
@@ -99,7 +101,8 @@ def cli_env_run(tmp_path, site, model_dir):
                                   "https://docs.example.org/tiny/guide/memory.html#garbage-collection"]}) + "\n")
     data_dir = tmp_path / "data"
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": data_dir}, "llm": {
-        "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
+        "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir,
+        "prices": {"qwen2.5-coder-0.5b": (1.0, 2.0)}}})  # USD per 1M tokens, for the $ per question
     config = RunConfig(["naive"], [2], answer=True, max_tokens=24, bertscore=None, judge=["faithfulness"])
     try:
         outcome = evaluate(settings, qa, config, tmp_path / "out", corpus=site,

@@ -101,3 +101,27 @@ def test_compare_two_runs_with_intervals_and_flips(tmp_path):
     assert load_records(tmp_path) == a
     with pytest.raises(NeoweaveError, match="no evaluation records"):
         load_records(tmp_path / "missing")
+
+
+def test_concurrent_evaluation_gives_the_sequential_records(falkordb_store, embedder, site):
+    from neoweave.eval.runner import Question, RunConfig, run, summarize
+    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    evidence = "https://docs.example.org/tiny/guide/memory.html#garbage-collection"
+    questions = [Question(str(i), q, "", [], [evidence]) for i, q in enumerate(
+        ["What does the garbage collector find?", "How is memory freed?", "What schedules coroutines?",
+         "How do I cancel a task?"] * 3)]
+
+    def outcome(concurrency: int):
+        evaluation = run(falkordb_store, embedder, questions, RunConfig(["naive", "larag"], [2], bertscore=None,
+                                                                        concurrency=concurrency), progress=False)
+        return evaluation, summarize(evaluation)
+
+    sequential, _ = outcome(1)
+    concurrent, rows = outcome(8)
+    key = lambda r: (r["strategy"], r["question_id"])  # noqa: E731
+    assert [(key(r), [x["chunk_id"] for x in r["retrieved"]]) for r in sorted(concurrent.records, key=key)] == \
+           [(key(r), [x["chunk_id"] for x in r["retrieved"]]) for r in sorted(sequential.records, key=key)]
+    overall = [r for r in rows if r["type"] == "all"]
+    assert all(r["questions_per_s"] > 0 and r["wall_s"] > 0 for r in overall)

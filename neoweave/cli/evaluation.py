@@ -35,6 +35,8 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="STRATEGY.NAME=VALUE (repeatable), "
                                                      "e.g. -P larag.entity_seeds=2")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="questions in flight at once (Orion's runtime "
+                                             "setup: 8); the report gives wall time and questions/s")] = 1,
     judge: Annotated[str | None, typer.Option("--judge", help="judged measures on every answer: all, or some of "
                                               "faithfulness,answer_relevance,context_recall,context_precision,"
                                               "answer_correctness")] = None,
@@ -54,6 +56,8 @@ def evaluate(
                             "neoweave eval compare RUN_A RUN_B")
     budgets = _positive_ints(token_budgets, "--token-budgets")
     judged = _judged_measures(judge)
+    if not 1 <= concurrency <= 64:
+        raise NeoweaveError(f"--concurrency must be between 1 and 64, not {concurrency}")
     if judged and not with_answer:
         raise NeoweaveError("--judge scores answers: add --answer")
 
@@ -61,7 +65,8 @@ def evaluate(
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     default_prompt, per_strategy = _parse_prompts(prompt, names)
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
-                       parameters=_parse_parameters(params or [], names), token_budgets=budgets, judge=judged)
+                       parameters=_parse_parameters(params or [], names), token_budgets=budgets, judge=judged,
+                       concurrency=concurrency)
     if not bertscore:
         config.bertscore = None
     cfg = settings()

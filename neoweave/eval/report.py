@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "exact_match", "f1",
             "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient",
             "faithfulness", "answer_relevance", "context_recall", "context_precision", "answer_correctness")
-_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "p50_ms", "p95_ms")
+_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "cost_usd", "p50_ms", "p95_ms")
 
 
 _LLM_COLUMNS = ("llm_calls", "llm_cached", "llm_tokens")
@@ -27,7 +27,9 @@ def _cell(column: str, value: Any) -> str:
             return f"{value:.3f}"
         if column in ("llm_calls", "llm_cached"):
             return f"{value:.2f}"
-        if column == "wall_s" or column.endswith("_cpu_s"):
+        if column == "cost_usd":
+            return f"{value:.5f}"
+        if column in ("wall_s", "questions_per_s") or column.endswith("_cpu_s"):
             return f"{value:.1f}"
         return f"{value:.0f}"
     return str(value)
@@ -56,7 +58,7 @@ def stage_table(rows: list[dict[str, Any]]) -> str:
 
 def resource_table(rows: list[dict[str, Any]]) -> str:
     all_rows = [r for r in rows if r["type"] == "all" and "wall_s" in r]
-    columns = ["strategy", "k", "questions", "wall_s", "cpu_percent"]
+    columns = ["strategy", "k", "questions", "wall_s", "questions_per_s", "cpu_percent"]
     columns += sorted({c for r in all_rows for c in r if c.endswith(("_peak_rss_mb", "_cpu_s"))})
     return markdown_table(all_rows, tuple(columns))
 

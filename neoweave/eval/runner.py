@@ -72,6 +72,9 @@ class RunConfig:
     max_tokens: int | None = None  # answer length cap (None: the gateway's llm.max_tokens)
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-strategy overrides
     bertscore: BertScoreModel | None = field(default_factory=BertScoreModel)  # None: skip BERTScore
+    concurrency: int = 1
+    """Questions in flight at once per (strategy, k) (Orion's runtime setup: 8); latencies then include the
+    contention, and the report's wall time and questions/s show the throughput."""
     judge: list[str] = field(default_factory=list)
     """Judged measures (`neoweave.eval.judge.MEASURES`) scored on every answer by `run(..., judge=...)`."""
     token_budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000])
@@ -135,9 +138,20 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
         for k in config.ks:
             strategy = make_strategy(name, store, embedder, llm, k=k, **config.parameters.get(name, {}))
             with ResourceMonitor(pids) as monitor:
-                for question in questions:
-                    records.append(_evaluate_one(store, strategy, k, question, config, llm, by_url, titles))
-                    bar.update(1)
+                if config.concurrency > 1:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    def one(question: Question, strategy=strategy, k=k) -> dict[str, Any]:
+                        record = _evaluate_one(store, strategy, k, question, config, llm, by_url, titles)
+                        bar.update(1)
+                        return record
+
+                    with ThreadPoolExecutor(config.concurrency) as pool:
+                        records.extend(pool.map(one, questions))
+                else:
+                    for question in questions:
+                        records.append(_evaluate_one(store, strategy, k, question, config, llm, by_url, titles))
+                        bar.update(1)
             resources[(name, k)] = monitor.usage
     bar.close()
     if config.answer:
@@ -217,14 +231,18 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         chunks=len(result.items), context_tokens=result.context_tokens,
         ms=dict(result.cost.milliseconds), total_ms=result.cost.total_ms,
         llm_calls=result.cost.llm_calls,
-        llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens)
+        llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens,
+        prompt_tokens=result.cost.prompt_tokens, completion_tokens=result.cost.completion_tokens)
+    if llm is not None and result.cost.llm_calls:  # what the question cost at the price table's rates
+        price_in, price_out = llm.ledger.prices.get(llm.model, (0.0, 0.0))
+        record["cost_usd"] = (result.cost.prompt_tokens * price_in + result.cost.completion_tokens * price_out) / 1e6
     return record
 
 
 _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "chunks",
                 "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy", "rouge_l",
                 "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", *MEASURES,
-                "judge_tokens")
+                "judge_tokens", "cost_usd")
 
 
 def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
@@ -257,6 +275,7 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         usage = evaluation.resources.get((name, k))
         if usage is not None and qtype == "all":
             row.update(usage.flat())
+            row["questions_per_s"] = len(group) / usage.wall_seconds if usage.wall_seconds else 0.0
         rows.append(row)
     return rows
 
