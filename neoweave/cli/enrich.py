@@ -13,7 +13,7 @@ from neoweave.cli.common import app, console, open_store, settings
 
 @app.command()
 def enrich(
-    step: Annotated[str, typer.Argument(help="the enrich step: kg, communities")],
+    step: Annotated[str, typer.Argument(help="the enrich step: kg, communities, tags, rst")],
     method: Annotated[str, typer.Option("--method", "-m", help="fast (no LLM) or llm")] = "fast",
     limit: Annotated[int | None, typer.Option("--limit", help="process at most N pending chunks")] = None,
     docs: Annotated[list[str] | None, typer.Option("--docs", help="only chunks of these document ids")] = None,

@@ -233,8 +233,9 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         llm_calls=result.cost.llm_calls,
         llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens,
         prompt_tokens=result.cost.prompt_tokens, completion_tokens=result.cost.completion_tokens)
-    if llm is not None and result.cost.llm_calls:  # what the question cost at the price table's rates
-        price_in, price_out = llm.ledger.prices.get(llm.model, (0.0, 0.0))
+    ledger = getattr(llm, "ledger", None)  # gateways keep a price table; other LLM clients cost nothing known
+    if ledger is not None and result.cost.llm_calls:  # what the question cost at the price table's rates
+        price_in, price_out = ledger.prices.get(llm.model, (0.0, 0.0))
         record["cost_usd"] = (result.cost.prompt_tokens * price_in + result.cost.completion_tokens * price_out) / 1e6
     return record
 
