@@ -6,8 +6,8 @@ A small corpus (the first `--records` HotpotQA paragraphs) is ingested once into
 For each step (kg, tags, rst, communities after kg) and each trial: a copy of the template (with the steps
 the step needs already run), `neoweave enrich STEP` started as a process and killed with SIGKILL after a
 random delay within the step's clean run time, then the same command run to completion. The graph must
-then hold no duplicate entity, mention, relation, RST or tag edge, community or membership, no orphan, and
-the same node and relationship counts as a clean run of the step.
+then pass every row of the saved `integrity_checks` query (nothing held twice that a MERGE keeps single, no
+orphan), and have the same node and relationship counts as a clean run of the step.
 """
 
 from __future__ import annotations
@@ -26,27 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from neoweave.cypher.registry import explore_query  # noqa: E402
 from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
 from neoweave.store.falkordb_store import FalkorDBStore  # noqa: E402
 
 STEPS = {"kg": [], "tags": [], "rst": [], "communities": ["kg"]}  # step -> steps run before it
-CHECKS = {  # name -> query returning one row {n}: how many things break the rule (0 on a whole graph)
-    "duplicate entity ids": "MATCH (e:Entity) WITH e.id AS id, count(*) AS c WHERE c > 1 RETURN count(*) AS n",
-    "duplicate mentions": "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, count(m) AS k WHERE k > 1 "
-                          "RETURN count(*) AS n",
-    "duplicate relations": "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WITH a, b, r.type AS t, count(r) AS k "
-                           "WHERE k > 1 RETURN count(*) AS n",
-    "duplicate RST edges": "MATCH (a:Chunk)-[r:RST]->(b:Chunk) WITH a, b, r.relation AS t, count(r) AS k "
-                           "WHERE k > 1 RETURN count(*) AS n",
-    "duplicate tag edges": "MATCH (x)-[r:TAGGED]->(t:Tag) WITH x, t, count(r) AS k WHERE k > 1 RETURN count(*) AS n",
-    "duplicate communities": "MATCH (m:Community) WITH m.id AS id, count(*) AS c WHERE c > 1 RETURN count(*) AS n",
-    "duplicate memberships": "MATCH (e:Entity)-[r:IN_COMMUNITY]->(m:Community) WITH e, m, count(r) AS k "
-                             "WHERE k > 1 RETURN count(*) AS n",
-    "entities without mention": "MATCH (e:Entity) WHERE NOT (e)<-[:MENTIONS]-(:Chunk) RETURN count(e) AS n",
-    "chunks without section": "MATCH (c:Chunk) WHERE NOT (c)<-[:HAS_CHUNK]-(:Section) RETURN count(c) AS n",
-    "tags on nothing": "MATCH (t:Tag) WHERE NOT (t)<-[:TAGGED]-() RETURN count(t) AS n",
-    "empty communities": "MATCH (m:Community) WHERE NOT (m)<-[:IN_COMMUNITY]-() RETURN count(m) AS n",
-}
 
 
 def neoweave(data_dir: Path, *args: str) -> subprocess.Popen:
@@ -86,7 +70,7 @@ def inspect(data_dir: Path) -> dict:
     store = FalkorDBStore(server=server)
     try:
         counts = store.counts()
-        broken = {name: store.query(query)[0]["n"] for name, query in CHECKS.items()}
+        broken = {row["check"]: row["failing"] for row in store.query(explore_query("integrity_checks").text)}
         return {"nodes": counts.nodes, "relationships": counts.relationships, "broken": broken}
     finally:
         store.close()

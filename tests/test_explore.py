@@ -47,7 +47,9 @@ def test_every_saved_query_runs_and_finds_what_it_is_for(full_graph):
     assert rows["rst_chain"] and all(row["relations"] for row in rows["rst_chain"])
     checks = {row["check"]: row["failing"] for row in rows["integrity_checks"]}
     assert checks == {"chunk without section": 0, "section without document": 0, "entity without mention": 0,
-                      "tag on nothing": 0}
+                      "tag on nothing": 0, "community without members": 0, "entity id held twice": 0,
+                      "community id held twice": 0, "mention edge twice": 0, "relation edge twice": 0,
+                      "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0}
     assert rows["broken_links"][0]["unresolved"] >= 1  # the site links to a page it does not have
     patterns = {(row["source"], row["type"], row["target"]) for row in rows["graph_schema"]}
     assert {("Section", "LINKS_TO", "Section"), ("Chunk", "MENTIONS", "Entity"), ("Chunk", "RST", "Chunk"),
@@ -59,6 +61,12 @@ def test_integrity_checks_find_an_orphan(full_graph):
     rows = full_graph.query(explore_query("integrity_checks").text)
     orphan = next(row for row in rows if row["check"] == "chunk without section")
     assert orphan["failing"] == 1 and orphan["examples"] == ["orphan"]
+    full_graph.query("MATCH (c:Chunk)-[r:MENTIONS]->(e:Entity) WITH c, e, r LIMIT 1 "
+                     "CREATE (c)-[:MENTIONS {origin_id: r.origin_id}]->(e)", write=True)  # what a CREATE would do
+    full_graph.query("CREATE (:Community {id: 'lonely'})", write=True)  # ids held twice the constraint refuses
+    failing = {row["check"]: row["failing"] for row in full_graph.query(explore_query("integrity_checks").text)}
+    assert failing["mention edge twice"] == 1 and failing["community id held twice"] == 0
+    assert failing["community without members"] == 1 and failing["relation edge twice"] == 0
 
 
 def test_unknown_saved_query():

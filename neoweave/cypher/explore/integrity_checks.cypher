@@ -1,5 +1,7 @@
-// Integrity checks: chunks without a section, sections without a document, entities no chunk mentions, tags on
-// nothing. One row per check with how many nodes fail it (0 on a healthy graph) and up to five of them.
+// Integrity checks: nodes without their parent or purpose (chunk without section, section without document,
+// entity no chunk mentions, tag on nothing, community without members or sub-communities) and anything held
+// twice that a MERGE key should keep single. One row per check with how many fail it (0 on a healthy graph) and
+// up to five of them.
 MATCH (c:Chunk)
 WHERE NOT (c)<-[:HAS_CHUNK]-(:Section)
 WITH count(c) AS failing, collect(c.id)[0..5] AS examples
@@ -19,3 +21,50 @@ MATCH (t:Tag)
 WHERE NOT (t)<-[:TAGGED]-()
 WITH count(t) AS failing, collect(t.name)[0..5] AS examples
 RETURN 'tag on nothing' AS check, failing, examples
+UNION ALL
+MATCH (m:Community)
+WHERE NOT (m)<-[:IN_COMMUNITY]-() AND NOT (m)<-[:PARENT_COMMUNITY]-()
+WITH count(m) AS failing, collect(m.id)[0..5] AS examples
+RETURN 'community without members' AS check, failing, examples
+UNION ALL
+MATCH (e:Entity)
+WITH e.id AS id, count(*) AS copies
+WHERE copies > 1
+WITH count(id) AS failing, collect(id)[0..5] AS examples
+RETURN 'entity id held twice' AS check, failing, examples
+UNION ALL
+MATCH (m:Community)
+WITH m.id AS id, count(*) AS copies
+WHERE copies > 1
+WITH count(id) AS failing, collect(id)[0..5] AS examples
+RETURN 'community id held twice' AS check, failing, examples
+UNION ALL
+MATCH (c:Chunk)-[r:MENTIONS]->(e:Entity)
+WITH c, e, r.origin_id AS origin, count(r) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(c.id + ' -> ' + e.id)[0..5] AS examples
+RETURN 'mention edge twice' AS check, failing, examples
+UNION ALL
+MATCH (a:Entity)-[r:RELATED]->(b:Entity)
+WITH a, b, r.type AS type, count(r) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(a.id + ' -' + type + '-> ' + b.id)[0..5] AS examples
+RETURN 'relation edge twice' AS check, failing, examples
+UNION ALL
+MATCH (a:Chunk)-[r:RST]->(b:Chunk)
+WITH a, b, r.relation AS relation, count(r) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(a.id + ' -' + relation + '-> ' + b.id)[0..5] AS examples
+RETURN 'RST edge twice' AS check, failing, examples
+UNION ALL
+MATCH (x)-[r:TAGGED]->(t:Tag)
+WITH x, t, count(r) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(t.name)[0..5] AS examples
+RETURN 'tag edge twice' AS check, failing, examples
+UNION ALL
+MATCH (e:Entity)-[r:IN_COMMUNITY]->(m:Community)
+WITH e, m, count(r) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(e.id + ' in ' + m.id)[0..5] AS examples
+RETURN 'membership edge twice' AS check, failing, examples
