@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from neoweave.config import EmbeddingSettings
@@ -75,7 +76,8 @@ class Embedder:
                                   hint="pip install 'neoweave[embed]' (after pip install torch==2.13.0)") from exc
             location = model_location(self.model_name)
             try:
-                self._model = SentenceTransformer(location, device=self.device)
+                with _quiet_weight_loading():
+                    self._model = SentenceTransformer(location, device=self.device)
             except Exception as exc:
                 raise ConfigError(f"cannot load embedding model '{self.model_name}' from {location}: {exc}",
                                   hint="set embedding.model to an installed model name or a local path") from exc
@@ -125,3 +127,21 @@ class Embedder:
             return [len(ids) for ids in encoded]
 
         return count
+
+
+@contextlib.contextmanager
+def _quiet_weight_loading():
+    """transformers draws a "Loading weights" bar for a model that loads in milliseconds: noise on every
+    command's stderr. Its progress bars are switched off while the model loads, then restored."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()

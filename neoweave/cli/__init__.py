@@ -45,13 +45,12 @@ def main() -> None:
         err_console.print("aborted")
         sys.exit(130)
     except Exception as exc:  # a bug or an unexpected environment problem: still one line
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
+        # usage errors and exits of click, or of the click typer vendors (typer._click): matched by shape
+        exit_code = getattr(exc, "exit_code", None)
+        if isinstance(exit_code, int):
+            if callable(getattr(exc, "show", None)):
+                exc.show()
+            sys.exit(exit_code)
         if state.debug:
             raise
         err_console.print(f"[red]error[/red]: {type(exc).__name__}: {exc}\n  hint: rerun with --debug for the "

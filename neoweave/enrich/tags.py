@@ -59,6 +59,8 @@ class TagsStep(EnrichStep):
     """llm: completion cap per tagging call."""
     _masters: dict[str, list[Scored]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _written_docs: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    _fast_masters: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    """Documents whose master tags came from the fast method because the model gave no usable answer."""
     _tagger: KeyphraseTagger | None = field(default=None, init=False, repr=False, compare=False)
 
     def validate(self) -> None:
@@ -120,6 +122,7 @@ class TagsStep(EnrichStep):
                 else:
                     report.failures.append(f"document {row['doc_id']}: {answer.error or 'no tags'}")
                     fast_rows.append(row)
+                    self._fast_masters.add(row["doc_id"])
         if fast_rows:
             tagger = self.tagger(ctx)
             found = tagger.candidates({i: t for r in fast_rows for i, t in zip(r["ids"], r["texts"], strict=True)})
@@ -188,13 +191,14 @@ class TagsStep(EnrichStep):
         docs = sorted({r.doc_id for r in extracted} - self._written_docs)
         if docs:
             unit.run("tags_forget_documents", {"doc_ids": docs})
-            unit.run("tags_write_documents", {"rows": [{"id": d, "tags": _rows(self._masters.get(d, []))}
-                                                       for d in docs], "method": self.method, "source": source,
-                                              "now": now})
+            unit.run("tags_write_documents", {"rows": [
+                {"id": d, "method": "fast" if d in self._fast_masters else self.method,
+                 "tags": _rows(self._masters.get(d, []))} for d in docs], "source": source, "now": now})
             self._written_docs.update(docs)
             report.count("documents", len(docs))
-        unit.run("tags_write_chunks", {"rows": [{"id": r.chunk_id, "tags": _rows(r.tags)} for r in extracted],
-                                       "method": self.method, "source": source, "now": now})
+        unit.run("tags_write_chunks", {"rows": [{"id": r.chunk_id, "method": "fast" if r.error else self.method,
+                                                 "tags": _rows(r.tags)} for r in extracted],
+                                       "source": source, "now": now})
         unit.run("set_chunk_tag_paths", {"rows": [{"id": r.chunk_id, "path": r.path or None,
                                                    "embedding": r.embedding} for r in extracted]})
         report.count("paragraph_tags", sum(len(r.tags) for r in extracted))

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neoweave.llm.gateway import ChatResult, LLMError, LLMGateway, StructuredResult, structured_each
+from neoweave.llm.gateway import (
+    ChatResult,
+    LLMError,
+    LLMGateway,
+    LLMUnavailable,
+    StructuredResult,
+    structured_each,
+)
 from neoweave.llm.ledger import LLMCall, TokenLedger, Totals
 from neoweave.llm.store import LLMDatabase
 
 __all__ = [
-    "ChatResult", "LLMCall", "LLMDatabase", "LLMError", "LLMGateway", "StructuredResult", "TokenLedger", "Totals",
+    "ChatResult", "LLMCall", "LLMDatabase", "LLMError", "LLMGateway", "LLMUnavailable", "StructuredResult",
+    "TokenLedger", "Totals",
     "create_gateway", "database_path", "structured_each",
 ]
 

@@ -38,6 +38,16 @@ class LLMError(NeoweaveError):
     """The model could not be reached or refused the request (after retries)."""
 
 
+class LLMUnavailable(LLMError):
+    """No connection to the endpoint after every retry: the server is down, so no later request of the run can
+    succeed either. Raised through structured calls (never turned into one item's fallback), so an enrich
+    step stops with what it committed whole instead of quietly doing the rest with the fast method."""
+
+
+def _unreachable(exc: BaseException) -> bool:
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Rate limits, timeouts, connection failures and 5xx may succeed later; other 4xx never will."""
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
@@ -60,7 +70,13 @@ def each_in_flight(llm: Any, call: Callable[[Any], R], requests: list[Any]) -> l
         return []
     workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(call, requests))
+        futures = [pool.submit(call, request) for request in requests]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            for future in futures:  # the first failure ends the batch: requests not yet started are dropped
+                future.cancel()
+            raise
 
 
 def structured_each(llm: Any, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
@@ -159,6 +175,8 @@ class LLMGateway:
         for attempt in range(2):
             try:
                 reply = self._complete(request, params, stage=stage, cache=cache, defer_cache_write=True)
+            except LLMUnavailable:
+                raise
             except LLMError as exc:
                 if attempt == 0 and "response_format" in params and _rejects_format(exc):
                     log.warning("%s rejected response_format; falling back to schema-in-prompt", self.endpoint)
@@ -230,8 +248,9 @@ class LLMGateway:
             call.latency_ms = (time.perf_counter() - started) * 1000
             call.error = _describe(exc)
             self.ledger.record(call)
-            raise LLMError(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
-                           hint=_hint(exc)) from exc
+            error = LLMUnavailable if _unreachable(exc) else LLMError
+            raise error(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
+                        hint=_hint(exc)) from exc
         call.latency_ms = (time.perf_counter() - started) * 1000
         text = (response.choices[0].message.content or "") if response.choices else ""
         usage = getattr(response, "usage", None)

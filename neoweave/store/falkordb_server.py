@@ -151,9 +151,13 @@ def _usable_directory(path: Path) -> None:
     except OSError as exc:
         raise NeoweaveError(f"cannot create the data directory {path}: {exc.strerror}",
                             hint="give another --data-dir (or NEOWEAVE_DATA_DIR)") from exc
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise NeoweaveError(f"the data directory {path} is not writable",
-                            hint="fix its permissions, or give another --data-dir")
+    probe = path / f".write-probe-{os.getpid()}"
+    try:  # a real write: permission bits say nothing to root, nor of read-only mounts
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise NeoweaveError(f"the data directory {path} is not writable: {exc.strerror}",
+                            hint="fix its permissions, or give another --data-dir") from exc
 
 
 class EmbeddedFalkorDB:
