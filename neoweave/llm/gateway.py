@@ -70,12 +70,10 @@ def each_in_flight(llm: Any, call: Callable[[Any], R], requests: list[Any]) -> l
         return []
     workers = max(1, min(len(requests), int(getattr(llm, "concurrency", 1))))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(call, request) for request in requests]
         try:
-            return [future.result() for future in futures]
-        except BaseException:
-            for future in futures:  # the first failure ends the batch: requests not yet started are dropped
-                future.cancel()
+            return list(pool.map(call, requests))
+        except BaseException:  # the first failure ends the batch: requests not yet started are dropped
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
