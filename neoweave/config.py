@@ -80,6 +80,14 @@ class JudgeSettings(_Section):
     api_key: SecretStr | None = None
 
 
+class RouterSettings(_Section):
+    """The router strategy's mapping from question class to strategy (`neoweave eval --fit-router` writes it)."""
+
+    routes: dict[str, str] = Field(default_factory=dict, description="question class -> strategy name")
+    classify: Literal["rules", "llm"] = "rules"
+    fitted: str | None = Field(None, description="where the routes came from (the eval run that fitted them)")
+
+
 class Settings(_Section):
     store: StoreSettings = StoreSettings()
     falkordb: FalkorDBSettings = FalkorDBSettings()
@@ -87,6 +95,7 @@ class Settings(_Section):
     embedding: EmbeddingSettings = EmbeddingSettings()
     llm: LLMSettings = LLMSettings()
     judge: JudgeSettings = JudgeSettings()
+    router: RouterSettings = RouterSettings()
     config_path: Path | None = None
 
     def judge_settings(self) -> Settings:

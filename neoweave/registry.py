@@ -54,6 +54,9 @@ STRATEGIES: Registry[Any] = Registry("strategy", {
     "hybrid": "neoweave.query.hybrid",
     "orion": "neoweave.query.orion",
     "khl": "neoweave.query.khl",
+    "recursive": "neoweave.query.recursive",
+    "pank": "neoweave.query.pank",
+    "router": "neoweave.query.router",
 })
 ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
     "kg": "neoweave.enrich.kg",

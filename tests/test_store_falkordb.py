@@ -281,6 +281,7 @@ EXAMPLES = {
                    "avg_tokens": 5.0, "k1": 1.2, "b": 0.75, "k": 2},
     "chunk_tag_path_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "chunk_similarities": {"ids": ["c1", "c2"], "embedding": _unit([1, 0, 0, 0])},
+    "graph_layers": {},
     "chunk_embeddings": {"ids": ["c1"]},
     "tag_documents": {"doc_ids": ["d1"], "chunks": 2},
     "tags_forget_chunks": {"chunk_ids": ["c1"]},

@@ -44,6 +44,9 @@ def evaluate(
                                                     "NEOWEAVE_JUDGE_MODEL, else the answering model)")] = None,
     token_budgets: Annotated[str, typer.Option("--token-budgets", help="equal-budget measures at these context "
                                                "token counts (comma-separated)")] = "500,1000,2000",
+    fit_router: Annotated[bool, typer.Option("--fit-router", help="after the run, fit the router's routes (per "
+                                             "question class, the best strategy) into neoweave.toml's [router]")
+                          ] = False,
 ) -> None:
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
     if ctx.invoked_subcommand is not None:
@@ -76,6 +79,40 @@ def evaluate(
                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
+    if fit_router:
+        _fit_router(outcome.evaluation.records, str(out), cfg)
+
+
+@eval_app.command("fit-router")
+def fit_router_command(
+    run: Annotated[Path, typer.Argument(help="report directory of a run of several strategies (records.json)")],
+    k: Annotated[int | None, typer.Option("--k", help="fit on the records at this k (default: the smallest)")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="exact_match, f1 or recall (default: the first "
+                                               "the run holds)")] = None,
+    tolerance: Annotated[float, typer.Option("--tolerance", help="near-ties within this much quality go to the "
+                                             "strategy with fewer context tokens")] = 0.02,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the fit, do not write neoweave.toml")] = False,
+) -> None:
+    """Fit the router's routes from an earlier evaluation run and write them to neoweave.toml's [router]."""
+    from neoweave.eval.compare import load_records
+
+    _fit_router(load_records(run), str(run), settings(), k=k, metric=metric, tolerance=tolerance, write=not dry_run)
+
+
+def _fit_router(records: list[dict], source: str, cfg, *, k: int | None = None, metric: str | None = None,
+                tolerance: float = 0.02, write: bool = True) -> None:
+    from neoweave.config import CONFIG_FILENAME
+    from neoweave.eval.router_fit import fit_routes, write_router_config
+
+    if not 0 <= tolerance <= 1:
+        raise NeoweaveError(f"--tolerance must be between 0 and 1, not {tolerance}")
+    fit = fit_routes(records, metric=metric, k=k, tolerance=tolerance, source=source)
+    console.print(fit.markdown(), highlight=False, soft_wrap=True)
+    if write:
+        path = cfg.config_path or Path(CONFIG_FILENAME)
+        write_router_config(path, fit, classify=cfg.router.classify)
+        console.print(f"routes written to {path} [router]: "
+                      + ", ".join(f"{klass} -> {name}" for klass, name in fit.routes.items()), highlight=False)
 
 
 @eval_app.command("compare")

@@ -88,6 +88,9 @@ def retrieve_with(store, question: str, strategy_name: str, overrides: dict, wit
         raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
     embedder = Embedder(cfg.embedding.model)
     store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
+    from neoweave.query.router import configured
+
+    overrides = configured(cfg, strategy_name, overrides)
     llm = None
     if with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides):
         from neoweave.llm import create_gateway

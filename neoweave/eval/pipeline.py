@@ -67,6 +67,10 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             raise NeoweaveError(f"{qa}: no questions of type {unknown}; its types: {sorted(known)}")
         questions = [q for q in questions if q.type in types]
     questions = questions[:limit]
+    from neoweave.query.router import configured
+
+    if "router" in config.strategies:
+        config.parameters["router"] = configured(settings, "router", config.parameters.get("router", {}))
     embedder = Embedder(settings.embedding.model)
     llm = None
     with open_store(settings) as store:

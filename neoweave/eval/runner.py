@@ -7,6 +7,7 @@ when its document title, or its section URL, is in the evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import statistics
@@ -233,6 +234,11 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         llm_calls=result.cost.llm_calls,
         llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens,
         prompt_tokens=result.cost.prompt_tokens, completion_tokens=result.cost.completion_tokens)
+    if result.sub_questions:  # iterative strategies: every step of the way, in the record
+        record["sub_questions"] = [dataclasses.asdict(step) for step in result.sub_questions]
+    for key in ("plan", "routed", "stopped", "sub_retriever"):
+        if key in result.parameters:
+            record[key] = result.parameters[key]
     ledger = getattr(llm, "ledger", None)  # gateways keep a price table; other LLM clients cost nothing known
     if ledger is not None and result.cost.llm_calls:  # what the question cost at the price table's rates
         price_in, price_out = ledger.prices.get(llm.model, (0.0, 0.0))

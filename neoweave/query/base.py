@@ -100,6 +100,25 @@ class KeyPoint:
 
 
 @dataclass
+class SubQuestion:
+    """One step of an iterative strategy (recursive rounds, a PankRAG plan node): what was asked, how it was
+    rewritten with the answers it depends on, what it retrieved and the intermediate answer the model gave."""
+
+    id: str
+    question: str
+    depends_on: list[str] = field(default_factory=list)
+    asked: str = ""
+    """The question as retrieved for: rewritten with the answers it depends on (PankRAG), else the question."""
+    answer: str = ""
+    chunk_ids: list[str] = field(default_factory=list)
+    strategy: str = ""
+    """The strategy that retrieved for it."""
+    round: int = 0
+    """Recursive: the round that asked it; PankRAG: its level in the plan (0 = no dependency)."""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
 
@@ -163,6 +182,8 @@ class RetrievalResult:
     """Community reports given as context (community search)."""
     points: list[KeyPoint] = field(default_factory=list)
     """Partial answers given as context, most helpful first (global search's map step)."""
+    sub_questions: list[SubQuestion] = field(default_factory=list)
+    """Iterative strategies: the sub-questions asked, their answers and contexts (shown to the answer prompt)."""
     answer: str | None = None
     """Set when the strategy already knows the answer without a further LLM call (global search when no
     report helped: Insufficient Information)."""

@@ -144,12 +144,27 @@ def _points_block(result: RetrievalResult) -> str:
         f"- ({point.score}) {point.text}" for point in result.points) + "\n\n"
 
 
+def passages_block(items: list[ContextItem]) -> str:
+    """Numbered passages as every answer prompt shows them (for agents that ask about a few passages)."""
+    return _block(items)
+
+
+def _sub_questions_block(result: RetrievalResult) -> str:
+    """The sub-questions an iterative strategy asked on the way, with the model's intermediate answers."""
+    answered = [step for step in result.sub_questions if step.answer]
+    if not answered:
+        return ""
+    return "Sub-questions answered on the way (from the passages below; check them):\n" + "\n".join(
+        f"- {step.asked or step.question} -> {step.answer}" for step in answered) + "\n\n"
+
+
 def render(template: PromptTemplate, result: RetrievalResult) -> list[dict[str, str]]:
-    """Chat messages for `template` filled with a retrieval result (key points, reports and facts, when any,
-    lead; a result of key points only shows no empty chunk block)."""
+    """Chat messages for `template` filled with a retrieval result (sub-question answers, key points, reports
+    and facts, when any, lead; a result of key points only shows no empty chunk block)."""
     seeds = [item for item in result.items if item.origin != "link"]
     linked = [item for item in result.items if item.origin == "link"]
-    facts = _points_block(result) + _reports_block(result) + _facts_block(result)
+    facts = (_sub_questions_block(result) + _points_block(result) + _reports_block(result)
+             + _facts_block(result))
     context = facts.rstrip() if facts and not result.items else facts + _block(result.items)
     original = facts.rstrip() if facts and not seeds else facts + _block(seeds)
     user = template.user.format(question=result.question, context=context, original_context=original,

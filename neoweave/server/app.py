@@ -123,7 +123,9 @@ class Service:
         from neoweave.registry import STRATEGIES
 
         question = self.check_question(question)
-        overrides = self.overrides(strategy_name, k, parameters)
+        from neoweave.query.router import configured
+
+        overrides = configured(self.settings, strategy_name, self.overrides(strategy_name, k, parameters))
         wants_llm = with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides)
         llm = self.llm() if wants_llm else None
         chosen = strategy(strategy_name, self.store, self.embedder, llm, **overrides)

@@ -1,0 +1,132 @@
+"""Recursive RAG (the thesis's iterative retrieval): rounds of retrieval in which the model answers what it asked
+from what was retrieved and writes the follow-up sub-questions still needed.
+
+Round 1 retrieves `k` chunks for the question. After each round, one call per question asked in that round sees
+the question, the sub-questions answered so far and that round's passages, and answers with a short answer
+and the follow-up questions still missing (names written out from the answers found, so a bridge entity that is
+itself an answer, "the country where the composer of X was born", is searched for by name in the next round).
+The next round retrieves for at most `max_follow_ups` new follow-ups. It stops after `rounds` rounds, when the
+model asks nothing more (it can answer), or when a round adds nothing new (no chunk not read before and no
+answer not known before).
+
+The context given to the answer prompt is the sub-questions with their answers and the chunks, every
+sub-question's best first (`final_k` of them; the thesis passes everything: `final_k=0`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from neoweave.errors import NeoweaveError
+from neoweave.llm.gateway import structured_each
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, SubQuestion, Trace, register
+from neoweave.query.iterative import absorb, count_structured, merged_context, normalized, sub_retriever
+from neoweave.query.prompts import passages_block
+
+log = logging.getLogger(__name__)
+STEP_STAGE = "recursive:step"
+STEP_SYSTEM = """You research a question step by step with a search engine over documents.
+You get the main question, the sub-questions answered so far, the current sub-question and the passages found
+for it. Reply with:
+- "answer": a short answer to the current sub-question from the passages (a name, number, date or a few words),
+  or "" if the passages do not say;
+- "follow_up": the questions whose answers are still missing to answer the main question, at most {limit}.
+  Write each one on its own, with every name spelled out from the answers found (ask "Where was Johann Strauss
+  born?", not "Where was the composer born?"). Use [] when the main question can be answered now.
+Answer with a JSON object only: {{"answer": "...", "follow_up": ["..."]}}"""
+
+
+class Step(BaseModel):
+    answer: str = ""
+    follow_up: list[str] = Field(default_factory=list)
+
+
+def step_messages(question: str, steps: list[SubQuestion], asked: str, items: list[ContextItem],
+                  limit: int) -> list[dict[str, str]]:
+    known = "\n".join(f"- {s.question} -> {s.answer}" for s in steps if s.answer) or "(none yet)"
+    return [{"role": "system", "content": STEP_SYSTEM.format(limit=limit)},
+            {"role": "user", "content": f"Main question: {question}\nAnswered so far:\n{known}\n\n"
+                                        f"Current sub-question: {asked}\nPassages:\n{passages_block(items)}"}]
+
+
+@register
+@dataclass
+class RecursiveRAG(Strategy):
+    name = "recursive"
+    needs_llm: ClassVar[bool] = True
+
+    rounds: int = 5
+    """At most this many rounds of retrieval (the thesis's N = 5)."""
+    k: int = 7
+    """Chunks retrieved per question per round (the thesis's K = 7)."""
+    base: str = "naive"
+    """The strategy that retrieves for each question (naive, hybrid, larag, kg, ...)."""
+    max_follow_ups: int = 2
+    """New questions searched per round at most (the model's first ones, duplicates of earlier ones left out)."""
+    final_k: int = 10
+    """Chunks given to the answer prompt, every sub-question's best first; 0 = all retrieved (the thesis)."""
+    step_max_tokens: int = 200
+
+    def validate(self) -> None:
+        self._at_least(1, "rounds", "k", "step_max_tokens")
+        self._at_least(0, "max_follow_ups", "final_k")
+        if self.llm is None:
+            raise NeoweaveError("recursive: needs an LLM to write follow-up questions", hint="configure [llm]")
+
+    def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        retriever = sub_retriever(self, self.base, k=self.k)
+        steps: list[SubQuestion] = []
+        contexts: dict[str, list[ContextItem]] = {}
+        seen_chunks: set[str] = set()
+        asked = {normalized(question)}
+        frontier = [question]
+        stopped = "rounds"
+        for round_ in range(1, self.rounds + 1):
+            batch = []
+            for index, sub_question in enumerate(frontier, 1):
+                sub = retriever.retrieve(sub_question)
+                absorb(trace, cost, sub)
+                ids = [item.chunk_id for item in sub.items]
+                step = SubQuestion(f"r{round_}.{index}", sub_question, asked=sub_question, chunk_ids=ids,
+                                   strategy=retriever.name, round=round_,
+                                   details={"new_chunks": len(set(ids) - seen_chunks)})
+                seen_chunks.update(ids)
+                contexts[step.id] = sub.items
+                batch.append((step, sub))
+            known = {normalized(step.answer) for step in steps if step.answer}
+            with cost.timed("step"):
+                replies = structured_each(self.llm, [step_messages(question, steps, step.question, sub.items,
+                                                                   self.max_follow_ups) for step, sub in batch],
+                                          Step, stage=STEP_STAGE, max_tokens=self.step_max_tokens)
+            follow_ups: list[str] = []
+            for (step, _), reply in zip(batch, replies, strict=True):
+                count_structured(cost, reply)
+                if not reply.ok:
+                    step.details["error"] = reply.error
+                    continue
+                step.answer = reply.value.answer.strip()
+                step.details["follow_up"] = list(reply.value.follow_up)
+                for text in reply.value.follow_up:
+                    cleaned = " ".join(str(text).split())
+                    if cleaned and normalized(cleaned) not in asked:
+                        asked.add(normalized(cleaned))
+                        follow_ups.append(cleaned)
+            steps.extend(step for step, _ in batch)
+            frontier = follow_ups[:self.max_follow_ups]
+            learned = any(step.answer and normalized(step.answer) not in known for step, _ in batch)
+            if round_ > 1 and not learned and not any(step.details["new_chunks"] for step, _ in batch):
+                stopped = "nothing new"  # no chunk not read before, no answer not known before
+                break
+            if not frontier:
+                stopped = "can answer" if all(reply.ok for reply in replies) else "no follow-up"
+                break
+        result.sub_questions = steps
+        result.parameters.update(stopped=stopped, rounds_run=max(step.round for step in steps), sub_retriever=self.base)
+        items = merged_context(steps, contexts, self.final_k)
+        for item in items:
+            trace.chunk(item.section_id, item.chunk_id)
+        return items
