@@ -5,7 +5,7 @@
    plan is checked and repaired (`pank_plan.build_plan`: no cycle, no unknown id, at most `max_sub_questions`).
 2. Resolve level by level: the sub-questions of one level run concurrently (within the gateway's concurrency).
    A sub-question with dependencies is first rewritten with the answers it depends on (disambiguation), then
-   retrieved for: specific questions by `local_strategy`, abstract ones by `global_strategy` (`auto`: kg when
+   retrieved for: specific questions by `local_strategy`, abstract ones by `global_strategy` (`auto`: ppr when
    the graph has entities, else naive; community_global when it has communities, else the local one).
 3. Dependency-aware reranking of a dependent sub-question's `candidates` chunks:
    score = alpha * cos(chunk, sub-question) + beta * cos(chunk, the resolved dependencies' questions and
@@ -73,7 +73,8 @@ class PankRAG(Strategy):
     question_type: str = "auto"
     """specific | abstract | auto (the planner says)."""
     local_strategy: str = "auto"
-    """Retriever of specific questions' sub-questions (auto: kg when the graph has entities, else naive)."""
+    """Retriever of specific questions' sub-questions (auto: ppr, the entity graph walk, when the graph has
+    entities, else naive)."""
     global_strategy: str = "auto"
     """Retriever of abstract questions' sub-questions (auto: community_global when the graph has communities,
     else the local one)."""
@@ -107,7 +108,7 @@ class PankRAG(Strategy):
     def retriever_for(self, kind: str) -> str:
         """The strategy that retrieves for a sub-question of a `kind` (specific / abstract) question."""
         local = self.local_strategy if self.local_strategy != "auto" else \
-            ("kg" if self._layers["entities"] else "naive")
+            ("ppr" if self._layers["entities"] else "naive")
         if kind == "specific":
             return local
         if self.global_strategy != "auto":

@@ -17,15 +17,21 @@ from pydantic import BaseModel, Field
 PLAN_STAGE = "pank:plan"
 REWRITE_STAGE = "pank:rewrite"
 PLAN_SYSTEM = """You plan how to answer a question from a document collection.
-Split the question into the fewest sub-questions whose answers together answer it, at most {limit}. A simple
-question is a single sub-question: the question itself. Give each sub-question an id (1, 2, ...). When a
-sub-question needs the answer of another one (to answer "Where was the composer of X born?" you first need "Who
-composed X?"), list that id in its depends_on and write it so it names what it needs ("Where was the composer
-from step 1 born?"). Sub-questions that do not need each other have no dependency and are answered in parallel.
+Split the question into the fewest sub-questions whose answers together answer it, at most {limit}; the last
+one answers the question itself. A simple question is a single sub-question: the question itself. Give each
+sub-question an id (1, 2, ...). When a sub-question needs the answer of another one, list that id in its
+depends_on and write it so it names what it needs ("the film from step 1"). Sub-questions that do not need
+each other have no dependency and are answered in parallel.
 Also say the question's type: "specific" when it asks about particular entities or facts, "abstract" when it
 asks about themes, summaries or overall trends of the collection.
-Answer with a JSON object only:
-{{"type": "specific", "sub_questions": [{{"id": 1, "question": "...", "depends_on": []}}]}}"""
+Example: "Who directed the film that was shot in Leland in 1986?" ->
+{{"type": "specific", "sub_questions": [{{"id": 1, "question": "Which film was shot in Leland in 1986?",
+"depends_on": []}}, {{"id": 2, "question": "Who directed the film from step 1?", "depends_on": [1]}}]}}
+Example: "Are Nolan and Kalathil both film directors?" ->
+{{"type": "specific", "sub_questions": [{{"id": 1, "question": "What is Nolan's occupation?", "depends_on": []}},
+{{"id": 2, "question": "What is Kalathil's occupation?", "depends_on": []}}, {{"id": 3, "question": "Are Nolan
+and Kalathil both film directors?", "depends_on": [1, 2]}}]}}
+Answer with a JSON object only."""
 REWRITE_SYSTEM = """You rewrite a sub-question so it stands on its own, replacing every reference to an earlier
 step ("the composer from step 1", "that city", "he") with the answer that step found. Change nothing else.
 Answer with a JSON object only: {"question": "..."}"""

@@ -34,9 +34,12 @@ You get the main question, the sub-questions answered so far, the current sub-qu
 for it. Reply with:
 - "answer": a short answer to the current sub-question from the passages (a name, number, date or a few words),
   or "" if the passages do not say;
-- "follow_up": the questions whose answers are still missing to answer the main question, at most {limit}.
-  Write each one on its own, with every name spelled out from the answers found (ask "Where was Johann Strauss
-  born?", not "Where was the composer born?"). Use [] when the main question can be answered now.
+- "follow_up": the next questions to search for, at most {limit}: the facts still missing to answer the main
+  question. Never repeat a question already asked. Write each one on its own, with every name spelled out from
+  the answers found. Use [] when the passages and the answers so far already answer the main question.
+Example: main question "Who directed the film that was shot in Leland in 1986?", current sub-question the same,
+passages saying "Maximum Overdrive was filmed in Leland in 1986" but not who directed it:
+{{"answer": "Maximum Overdrive", "follow_up": ["Who directed Maximum Overdrive?"]}}
 Answer with a JSON object only: {{"answer": "...", "follow_up": ["..."]}}"""
 
 
