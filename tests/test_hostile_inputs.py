@@ -78,6 +78,10 @@ BAD_COMMANDS = [
     (["eval", "--qa", "corpus.jsonl", "--k", "-3"], "-3"),
     (["delete", "no-such-doc"], "no-such-doc"),
     (["cypher", "MATCH (n) DETACH DELETE n"], "read-only"),
+    (["query", "x", "-s", "router", "-P", "routes=bridge=nope"], "unknown strategy 'nope'"),
+    (["query", "x", "-s", "router", "-P", "routes=bridge"], "bad route 'bridge'"),
+    (["query", "x", "-s", "router", "-P", "classify=psychic"], "classify must be rules or llm"),
+    (["eval", "fit-router", "no-such-run"], "no evaluation records at no-such-run"),
 ]
 
 

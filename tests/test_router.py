@@ -136,3 +136,30 @@ def test_fitted_routes_are_written_to_the_config_and_read_back(tmp_path):
     fresh = tmp_path / "new.toml"
     write_router_config(fresh, fit_routes(records))
     assert load_settings(fresh, environ={}).router.routes == {"comparison": "pank"}
+
+
+def test_fit_router_from_the_command_line_writes_the_routes(workdir, monkeypatch, capsys):
+    import sys
+
+    from neoweave.cli import main
+
+    run = workdir / "run"
+    run.mkdir()
+    records = [_record("naive", "Are A and B both poets?", 0, 500), _record("larag", "Are A and B both poets?", 1, 900),
+               _record("naive", "What is X?", 1, 500), _record("larag", "What is X?", 1, 900)]
+    (run / "records.json").write_text(json.dumps(records), encoding="utf-8")
+
+    def neoweave(*args):
+        monkeypatch.setattr(sys, "argv", ["neoweave", *args])
+        try:
+            main()
+        except SystemExit as exc:
+            assert not exc.code, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    printed = neoweave("eval", "fit-router", "run", "--dry-run")
+    assert "| comparison | larag | 1 | 1.000 | 900 | 1.111 | 0 | **yes** |" in printed
+    assert not (workdir / "neoweave.toml").exists()
+    neoweave("eval", "fit-router", "run")
+    assert load_settings(workdir / "neoweave.toml", environ={}).router.routes == {"single-fact": "naive",
+                                                                                 "comparison": "larag"}
