@@ -35,9 +35,16 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/neoweave/wheels/llama-cpp-python-$KEY"
   if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     echo "setup: compiling llama-cpp-python $LLAMA_VERSION (once per CPU flag set, ~7 min on 2 cores): ${CMAKE_ARGS:-default}"
+    # Each build writes its own directory and renames it into place only when the cache has no wheel yet,
+    # so two setups at once (a user's and CI's) never clobber each other's half-written wheel.
+    mkdir -p "$(dirname "$WHEELS")"
+    BUILD=$(mktemp -d "$WHEELS.build.XXXXXX")
     CMAKE_ARGS="${CMAKE_ARGS:-}" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
-      --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$LLAMA_VERSION" -w "$WHEELS.tmp"
-    rm -rf "$WHEELS" && mv "$WHEELS.tmp" "$WHEELS"
+      --no-cache-dir --no-binary llama-cpp-python "llama-cpp-python==$LLAMA_VERSION" -w "$BUILD"
+    if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+      rm -rf "$WHEELS" && mv -T "$BUILD" "$WHEELS" 2>/dev/null || true
+    fi
+    rm -rf "$BUILD"
   fi
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
