@@ -1,13 +1,14 @@
 """The router against every single strategy, fitted and scored on different questions (2-fold cross-validation).
 
-    .venv/bin/python benchmarks/router_cv.py eval-run/ [--k 5] [--out docs/benchmarks/router_cv.json]
+    .venv/bin/python benchmarks/router_cv.py eval-run/ [eval-run-2/ ...] [--k 5] [--out docs/benchmarks/router_cv.json]
 
-Reads the records of one `neoweave eval --answer` run of several strategies. For each fold, the routes are
-fitted (`fit_routes`: per question class the best exact match, near-ties to fewer context tokens) on the other
-half of the questions, and each question of this fold is answered by the strategy its class is routed to (its
-record in the run: the router dispatches to that strategy with the same parameters, and the rules classify
-deterministically). A fit on all questions is printed too, marked in-sample. Classes absent from a fitting
-half keep the default route (or hybrid when the run holds no record of it).
+Reads the records of `neoweave eval --answer` runs of several strategies (in one run or one run each). For
+each fold, the routes are fitted (`fit_routes`: per question class the best exact match, near-ties to fewer
+context tokens) on the other half of the questions, and each question of this fold is answered by the
+strategy its class is routed to (its record in the runs: the router dispatches to that strategy with the same
+parameters, and the rules classify deterministically). A fit on all questions is printed too, marked
+in-sample. Classes absent from a fitting half keep the default route (or hybrid when the runs hold no record
+of it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from neoweave.eval.compare import load_records  # noqa: E402
+from neoweave.eval.compare import load_runs  # noqa: E402
 from neoweave.eval.router_fit import fit_routes  # noqa: E402
 from neoweave.query.question_types import classify_rules  # noqa: E402
 from neoweave.query.router import DEFAULT_ROUTES  # noqa: E402
@@ -47,12 +48,12 @@ def routed(records_by: dict[tuple[str, str], dict], questions: list[str], routes
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
+    parser.add_argument("runs", type=Path, nargs="+")
     parser.add_argument("--k", type=int, default=None)
     parser.add_argument("--tolerance", type=float, default=0.02)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    records = [r for r in load_records(args.run) if r["strategy"] != "router" and "exact_match" in r]
+    records = [r for r in load_runs(args.runs) if r["strategy"] != "router" and "exact_match" in r]
     k = args.k or min(r["k"] for r in records)
     records = [r for r in records if r["k"] == k]
     strategies = sorted({r["strategy"] for r in records})
@@ -60,7 +61,8 @@ def main() -> None:
     texts = {r["question_id"]: r["question"] for r in records}
     questions = sorted(q for q in texts if all((name, q) in by for name in strategies))
     folds = [questions[0::2], questions[1::2]]
-    result: dict = {"run": str(args.run), "k": k, "strategies": {}, "folds": []}
+    source = ", ".join(map(str, args.runs))
+    result: dict = {"runs": [str(run) for run in args.runs], "k": k, "strategies": {}, "folds": []}
     for name in strategies:
         result["strategies"][name] = summary([by[(name, q)] for q in questions])
     cross: list[dict] = []
@@ -73,7 +75,7 @@ def main() -> None:
         result["folds"].append({"routes": fit.routes, "test_questions": len(test), **summary(answered)})
     result["router_cross_validated"] = summary(cross)
     result["router_routed_to"] = {name: sum(r["routed_to"] == name for r in cross) for name in strategies}
-    full = fit_routes(records, k=k, tolerance=args.tolerance, source=str(args.run))
+    full = fit_routes(records, k=k, tolerance=args.tolerance, source=source)
     result["router_in_sample"] = {"routes": full.routes, **summary(routed(by, questions, full.routes,
                                                                            set(strategies), texts))}
     result["evidence"] = full.markdown()

@@ -4,6 +4,7 @@ records, and the fitted routes written to and read from neoweave.toml."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import ingest_records
@@ -163,3 +164,26 @@ def test_fit_router_from_the_command_line_writes_the_routes(workdir, monkeypatch
     neoweave("eval", "fit-router", "run")
     assert load_settings(workdir / "neoweave.toml", environ={}).router.routes == {"single-fact": "naive",
                                                                                  "comparison": "larag"}
+
+
+def test_fit_router_takes_strategies_from_several_runs_but_each_from_one(workdir, monkeypatch, capsys):
+    import sys
+
+    from neoweave.cli import main
+    from neoweave.eval.compare import load_runs
+
+    for name, right in (("naive", 0), ("larag", 1)):
+        run = workdir / f"run-{name}"
+        run.mkdir()
+        records = [_record(name, "Are A and B both poets?", right, 500 if name == "naive" else 900),
+                   _record(name, "What is X?", 1, 500 if name == "naive" else 900)]
+        (run / "records.json").write_text(json.dumps(records), encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["neoweave", "eval", "fit-router", "run-naive", "run-larag"])
+    try:
+        main()
+    except SystemExit as exc:
+        assert not exc.code, capsys.readouterr().err
+    assert load_settings(workdir / "neoweave.toml", environ={}).router.routes == {"single-fact": "naive",
+                                                                                 "comparison": "larag"}
+    with pytest.raises(NeoweaveError, match="naive at k = 5 is in both run-naive and run-naive"):
+        load_runs([Path("run-naive"), Path("run-naive")])

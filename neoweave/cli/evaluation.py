@@ -85,7 +85,8 @@ def evaluate(
 
 @eval_app.command("fit-router")
 def fit_router_command(
-    run: Annotated[Path, typer.Argument(help="report directory of a run of several strategies (records.json)")],
+    runs: Annotated[list[Path], typer.Argument(help="report directories of runs (records.json) holding the "
+                                              "strategies to choose from, in one run or several")],
     k: Annotated[int | None, typer.Option("--k", help="fit on the records at this k (default: the smallest)")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="exact_match, f1 or recall (default: the first "
                                                "the run holds)")] = None,
@@ -94,9 +95,10 @@ def fit_router_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the fit, do not write neoweave.toml")] = False,
 ) -> None:
     """Fit the router's routes from an earlier evaluation run and write them to neoweave.toml's [router]."""
-    from neoweave.eval.compare import load_records
+    from neoweave.eval.compare import load_runs
 
-    _fit_router(load_records(run), str(run), settings(), k=k, metric=metric, tolerance=tolerance, write=not dry_run)
+    _fit_router(load_runs(runs), ", ".join(map(str, runs)), settings(), k=k, metric=metric, tolerance=tolerance,
+                write=not dry_run)
 
 
 def _fit_router(records: list[dict], source: str, cfg, *, k: int | None = None, metric: str | None = None,

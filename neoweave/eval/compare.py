@@ -48,6 +48,22 @@ def load_records(run: Path) -> list[dict[str, Any]]:
     return records
 
 
+def load_runs(runs: list[Path]) -> list[dict[str, Any]]:
+    """The records of several runs as one list (strategies evaluated in separate runs, say); a strategy at one
+    k may come from one run only, so no question is counted twice."""
+    records: list[dict[str, Any]] = []
+    owner: dict[tuple[str, int], Path] = {}
+    for run in runs:
+        these = load_records(run)
+        for key in {(str(r.get("strategy")), int(r.get("k", 0))) for r in these}:
+            if key in owner:
+                raise NeoweaveError(f"{key[0]} at k = {key[1]} is in both {owner[key]} and {run}",
+                                    hint="give each strategy at each k from one run only")
+            owner[key] = run
+        records.extend(these)
+    return records
+
+
 def compare_runs(a_records: list[dict[str, Any]], b_records: list[dict[str, Any]], *, a_name: str = "A",
                  b_name: str = "B", a_strategy: str | None = None, b_strategy: str | None = None,
                  metrics: tuple[str, ...] = DEFAULT_METRICS, iterations: int = 2000, seed: int = 0) -> Comparison:
