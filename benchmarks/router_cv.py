@@ -4,7 +4,7 @@
 
 Reads the records of `neoweave eval --answer` runs of several strategies (in one run or one run each). For
 each fold, the routes are fitted (`fit_routes`: per question class the best exact match, near-ties to fewer
-context tokens) on the other half of the questions, and each question of this fold is answered by the
+LLM tokens) on the other half of the questions, and each question of this fold is answered by the
 strategy its class is routed to (its record in the runs: the router dispatches to that strategy with the same
 parameters, and the rules classify deterministically). A fit on all questions is printed too, marked
 in-sample. Classes absent from a fitting half keep the default route (or hybrid when the runs hold no record

@@ -55,13 +55,18 @@ def neo4j_store():
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A clean current directory with no neoweave.toml and no NEOWEAVE_* variables."""
     for key in list(os.environ):
         if key.startswith("NEOWEAVE_"):
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
-    return tmp_path
+    yield tmp_path
+    # Commands run in this directory leave their embedded server running by design (the next command
+    # reuses it); a test's directory has no next command, so its server is stopped here.
+    for pid_file in tmp_path.rglob("falkordb.pid"):
+        with contextlib.suppress(OSError):  # a test may have left the directory unusable on purpose
+            EmbeddedFalkorDB(pid_file.parent).stop()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

@@ -17,7 +17,7 @@ def graph(falkordb_store, embedder, site):
 
 
 def test_prompt_families_are_named_and_editable():
-    assert {"basic", "role", "reasoning", "hyperlinked", "unified", "short_answer"} <= set(PROMPTS)
+    assert {"basic", "role", "reasoning", "hyperlinked", "unified", "short_answer", "exact_answer"} <= set(PROMPTS)
     assert "Insufficient Information" in get_prompt("short_answer").system
     with pytest.raises(NeoweaveError, match="unknown prompt 'nope'"):
         get_prompt("nope")

@@ -88,9 +88,19 @@ def test_bad_routes_are_named(opera, embedder, routes, message):
         strategy("router", opera, embedder, routes=routes).retrieve(QUESTION)
 
 
-def _record(strategy_name, question, em, tokens, k=5):
+def _record(strategy_name, question, em, tokens, k=5, llm_tokens=0):
     return {"strategy": strategy_name, "k": k, "question_id": question, "question": question, "exact_match": em,
-            "context_tokens": tokens, "llm_tokens": 0}
+            "context_tokens": tokens, "llm_tokens": llm_tokens}
+
+
+def test_near_ties_with_answers_go_to_fewer_llm_tokens_not_a_smaller_final_context():
+    """An iterative strategy's final context can be small while it read far more over its calls."""
+    questions = ["Which band was formed first, A or B?", "Which is larger, the Foo or the Bar?"]
+    records = [*(_record("ppr", q, 1, 600, llm_tokens=780) for q in questions),
+               *(_record("recursive", q, 1, 530, llm_tokens=1840) for q in questions)]
+    assert fit_routes(records).routes == {"comparison": "ppr"}
+    without_answers = [{**r, "llm_tokens": 0} for r in records]
+    assert fit_routes(without_answers).routes == {"comparison": "recursive"}
 
 
 def test_fit_picks_the_best_strategy_per_class_and_fewer_tokens_on_near_ties():

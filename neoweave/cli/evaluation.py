@@ -45,7 +45,8 @@ def evaluate(
     token_budgets: Annotated[str, typer.Option("--token-budgets", help="equal-budget measures at these context "
                                                "token counts (comma-separated)")] = "500,1000,2000",
     fit_router: Annotated[bool, typer.Option("--fit-router", help="after the run, fit the router's routes (per "
-                                             "question class, the best strategy) into neoweave.toml's [router]")
+                                             "question class, the best strategy) into neoweave.toml's "
+                                             "\\[router] section")
                           ] = False,
 ) -> None:
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
@@ -91,10 +92,11 @@ def fit_router_command(
     metric: Annotated[str | None, typer.Option("--metric", help="exact_match, f1 or recall (default: the first "
                                                "the run holds)")] = None,
     tolerance: Annotated[float, typer.Option("--tolerance", help="near-ties within this much quality go to the "
-                                             "strategy with fewer context tokens")] = 0.02,
+                                             "strategy with fewer LLM tokens (without answers: context "
+                                             "tokens)")] = 0.02,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the fit, do not write neoweave.toml")] = False,
 ) -> None:
-    """Fit the router's routes from an earlier evaluation run and write them to neoweave.toml's [router]."""
+    """Fit the router's routes from an earlier evaluation run and write them to neoweave.toml's router section."""
     from neoweave.eval.compare import load_runs
 
     _fit_router(load_runs(runs), ", ".join(map(str, runs)), settings(), k=k, metric=metric, tolerance=tolerance,
@@ -114,7 +116,8 @@ def _fit_router(records: list[dict], source: str, cfg, *, k: int | None = None, 
         path = cfg.config_path or Path(CONFIG_FILENAME)
         write_router_config(path, fit, classify=cfg.router.classify)
         console.print(f"routes written to {path} [router]: "
-                      + ", ".join(f"{klass} -> {name}" for klass, name in fit.routes.items()), highlight=False)
+                      + ", ".join(f"{klass} -> {name}" for klass, name in fit.routes.items()), highlight=False,
+                      markup=False)
 
 
 @eval_app.command("compare")

@@ -3,9 +3,10 @@
 Every record of the run (all strategies but the router itself, at one k) is put in its question class by the
 router's rules. Per class the chosen strategy is the one with the best quality (exact match when the run has
 answers, else token F1, else evidence recall); strategies within `tolerance` of that best are near-ties, and the
-one among them with the fewest context tokens wins (quality per context token decides between near-equals,
-never a cheap strategy that answers worse). Classes no question of the run fell into keep the default route.
-The mapping goes to the `[router]` section of neoweave.toml, with the evidence printed beside it.
+cheapest of them wins (quality per token decides between near-equals, never a cheap strategy that answers
+worse). Cheapest means fewest LLM tokens when the run has answers (an iterative strategy reads context in every
+call, not only in its final prompt), else fewest context tokens. Classes no question of the run fell into keep
+the default route. The mapping goes to the `[router]` section of neoweave.toml, with the evidence printed beside it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ class RouteEvidence:
     chosen: bool = False
 
     @property
+    def cost_tokens(self) -> float:
+        """What the strategy costs per question: the LLM tokens of all its calls, else its context tokens."""
+        return self.llm_tokens or self.context_tokens
+
+    @property
     def quality_per_1k_tokens(self) -> float:
         return 1000 * self.quality / self.context_tokens if self.context_tokens else 0.0
 
@@ -49,7 +55,8 @@ class RouterFit:
 
     def markdown(self) -> str:
         lines = [f"Router fitted on {self.source or 'an evaluation run'}: {self.metric} at k = {self.k}, "
-                 f"near-ties within {self.tolerance} go to fewer context tokens.", "",
+                 f"near-ties within {self.tolerance} go to fewer LLM tokens (context tokens without "
+                 "answers).", "",
                  "| class | strategy | questions | quality | context tokens | quality per 1k tokens | LLM tokens | "
                  "chosen |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for row in self.evidence:
@@ -88,7 +95,7 @@ def fit_routes(records: list[dict[str, Any]], *, metric: str | None = None, k: i
             continue
         best = max(row.quality for row in rows)
         near = [row for row in rows if row.quality >= best - tolerance]
-        pick = min(near, key=lambda row: (row.context_tokens, -row.quality, row.strategy))
+        pick = min(near, key=lambda row: (row.cost_tokens, -row.quality, row.strategy))
         pick.chosen = True
         routes[klass] = pick.strategy
     evidence.sort(key=lambda row: (CLASSES.index(row.question_class), -row.quality, row.strategy))

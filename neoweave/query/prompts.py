@@ -95,6 +95,18 @@ register_prompt(PromptTemplate(
     user="Context:\n{context}\n\nQuestion: {question}\nShort answer:",
     about="the thesis's short-answer prompt (exact-match evaluation)",
 ))
+register_prompt(PromptTemplate(
+    "exact_answer",
+    system="You answer a question from the given context with the shortest complete answer, written as the "
+           "context writes it. A yes/no question (one starting with is, are, was, were, do, does, did, can, has "
+           "or have) gets 'yes' or 'no'. A question that names its options ('which is larger, A or B?') gets "
+           "one of those options, never yes or no. A question asking which or who gets a name, in full as the "
+           "context gives it (first and last name for people). A number or date gets the number or date only. "
+           f"If the context does not contain the answer, say '{INSUFFICIENT}'. Do not explain.",
+    user="Context:\n{context}\n\nQuestion: {question}\nShort answer:",
+    about="short_answer with the answer's form spelled out (yes/no only for yes/no questions, one of the "
+          "named options, full names): the small local models' commonest exact-match misses",
+))
 
 
 register_prompt(PromptTemplate(

@@ -2,7 +2,7 @@
 
 Classes come from `question_types` (rules, or one LLM call with `classify=llm`). The mapping class -> strategy
 is `routes` ("class=strategy" entries) over the built-in defaults below; `neoweave eval --fit-router` fits it
-from an evaluation run (per class, the strategy with the best answer quality, fewer context tokens breaking
+from an evaluation run (per class, the strategy with the best answer quality, fewer LLM tokens breaking
 near-ties) and writes it to the `[router]` section of neoweave.toml, which the CLI, the HTTP API and eval read.
 A route to a strategy whose layer the graph lacks (kg and ppr need entities, community search communities,
 orion tags) or that needs an LLM when there is none falls back to `fallback`, and the result says so.
