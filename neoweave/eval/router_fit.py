@@ -41,7 +41,8 @@ class RouteEvidence:
 
     @property
     def quality_per_1k_tokens(self) -> float:
-        return 1000 * self.quality / self.context_tokens if self.context_tokens else 0.0
+        """Quality per thousand of the tokens the choice weighs (`cost_tokens`), so the table explains the pick."""
+        return 1000 * self.quality / self.cost_tokens if self.cost_tokens else 0.0
 
 
 @dataclass

@@ -45,6 +45,7 @@ def _block(items: list[ContextItem]) -> str:
 
 
 PROMPTS: dict[str, PromptTemplate] = {}
+_SHORT_ANSWER_USER = "Context:\n{context}\n\nQuestion: {question}\nShort answer:"
 
 
 def register_prompt(template: PromptTemplate) -> PromptTemplate:
@@ -92,7 +93,7 @@ register_prompt(PromptTemplate(
     system="You answer questions from the given context with a short answer: a single word or entity, "
            f"'yes' or 'no' for yes/no questions, or '{INSUFFICIENT}' if the context does not contain the answer. "
            "Do not explain.",
-    user="Context:\n{context}\n\nQuestion: {question}\nShort answer:",
+    user=_SHORT_ANSWER_USER,
     about="the thesis's short-answer prompt (exact-match evaluation)",
 ))
 register_prompt(PromptTemplate(
@@ -103,7 +104,7 @@ register_prompt(PromptTemplate(
            "one of those options, never yes or no. A question asking which or who gets a name, in full as the "
            "context gives it (first and last name for people). A number or date gets the number or date only. "
            f"If the context does not contain the answer, say '{INSUFFICIENT}'. Do not explain.",
-    user="Context:\n{context}\n\nQuestion: {question}\nShort answer:",
+    user=_SHORT_ANSWER_USER,
     about="short_answer with the answer's form spelled out (yes/no only for yes/no questions, one of the "
           "named options, full names): the small local models' commonest exact-match misses",
 ))
