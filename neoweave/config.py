@@ -31,6 +31,9 @@ class FalkorDBSettings(_Section):
     data_dir: Path = Field(Path(".neoweave"), description="server data: append-only file, socket, logs")
     graph: str = Field("neoweave", pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")
     ef_runtime: int = Field(100, ge=1, le=10_000, description="HNSW search breadth (FalkorDB's default 10)")
+    ef_construction: int = Field(200, ge=1, le=10_000,
+                                 description="HNSW build breadth, fixed when the index is created: 100 "
+                                             "builds ~30% faster at recall@10 0.998 (docs/scaling.md)")
     appendfsync: Literal["always", "everysec", "no"] = "everysec"
     start_timeout: float = Field(20.0, gt=0)
 
@@ -121,6 +124,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_DATA_DIR", "falkordb", "data_dir"),
     ("NEOWEAVE_GRAPH", "falkordb", "graph"),
     ("NEOWEAVE_EF_RUNTIME", "falkordb", "ef_runtime"),
+    ("NEOWEAVE_EF_CONSTRUCTION", "falkordb", "ef_construction"),
     ("NEOWEAVE_NEO4J_URI", "neo4j", "uri"),
     ("NEOWEAVE_NEO4J_USER", "neo4j", "user"),
     ("NEOWEAVE_NEO4J_PASSWORD", "neo4j", "password"),

@@ -42,6 +42,7 @@ def test_apply_schema_is_idempotent_and_records_meta(falkordb_store):
     assert meta["schema_version"] == SCHEMA_VERSION
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector and vector[0]["options"]["dimension"] == DIM and vector[0]["options"]["efRuntime"] == 100
+    assert vector[0]["options"]["efConstruction"] == falkordb_store.ef_construction == 200
     assert len(falkordb_store.constraints()) == len(SCHEMA.labels)  # one unique key per label
 
 

@@ -38,6 +38,7 @@ def render_ddl(
     *,
     schema: GraphSchema = SCHEMA,
     ef_runtime: int = 100,
+    ef_construction: int = 200,
     graph_name: str = "neoweave",
 ) -> list[DdlStep]:
     """Every constraint and index of `schema` as backend DDL, in the order they must be applied."""
@@ -45,7 +46,7 @@ def render_ddl(
     if backend == "neo4j":
         return _render_neo4j(schema, dimension)
     if backend == "falkordb":
-        return _render_falkordb(schema, dimension, ef_runtime, graph_name)
+        return _render_falkordb(schema, dimension, ef_runtime, ef_construction, graph_name)
     raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
 
 
@@ -74,9 +75,11 @@ def _render_neo4j(schema: GraphSchema, dimension: int) -> list[DdlStep]:
     return steps
 
 
-def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, graph_name: str) -> list[DdlStep]:
-    if not isinstance(ef_runtime, int) or ef_runtime < 1:
-        raise ValueError(f"falkordb.ef_runtime must be a positive integer, got {ef_runtime!r}")
+def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, ef_construction: int,
+                     graph_name: str) -> list[DdlStep]:
+    for name, value in (("ef_runtime", ef_runtime), ("ef_construction", ef_construction)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"falkordb.{name} must be a positive integer, got {value!r}")
     steps: list[DdlStep] = []
     for label in schema.labels:
         # FalkorDB requires a range index on the property before a unique constraint can use it.
@@ -94,7 +97,8 @@ def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, graph
         steps.append(DdlStep(
             vector.name,
             f"CREATE VECTOR INDEX FOR (n:{vector.label}) ON (n.{vector.property}) "
-            f"OPTIONS {{dimension: {dimension}, similarityFunction: 'cosine', efRuntime: {ef_runtime}}}",
+            f"OPTIONS {{dimension: {dimension}, similarityFunction: 'cosine', efRuntime: {ef_runtime}, "
+            f"efConstruction: {ef_construction}}}",
         ))
     for fulltext in schema.fulltext_indexes:
         props = ", ".join(f"n.{p}" for p in fulltext.properties)

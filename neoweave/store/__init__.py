@@ -37,5 +37,6 @@ def open_store(settings: Settings) -> GraphStore:
         server=embedded_server(settings),
         graph=settings.falkordb.graph,
         ef_runtime=settings.falkordb.ef_runtime,
+        ef_construction=settings.falkordb.ef_construction,
         batch_size=settings.store.batch_size,
     )

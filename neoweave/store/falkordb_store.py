@@ -87,13 +87,14 @@ class FalkorDBStore(GraphStore):
 
     def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
                  port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
-                 batch_size: int = 500, index_wait_seconds: float = 600.0) -> None:
+                 ef_construction: int = 200, batch_size: int = 500, index_wait_seconds: float = 600.0) -> None:
         super().__init__(batch_size=batch_size)
         self.server = server
         self.host = host
         self.port = port
         self.graph_name = graph
         self.ef_runtime = ef_runtime
+        self.ef_construction = ef_construction
         self.index_wait_seconds = index_wait_seconds
         self._db: FalkorDB | None = None
         self._graph: Any = None
@@ -241,7 +242,8 @@ class FalkorDBStore(GraphStore):
 
     # -- schema ----------------------------------------------------------------------------------
     def ddl(self, dimension: int) -> list[DdlStep]:
-        return render_ddl("falkordb", dimension, ef_runtime=self.ef_runtime, graph_name=self.graph_name)
+        return render_ddl("falkordb", dimension, ef_runtime=self.ef_runtime,
+                          ef_construction=self.ef_construction, graph_name=self.graph_name)
 
     def _apply_step(self, step: DdlStep) -> bool:
         def action(graph: Any) -> None:
