@@ -9,6 +9,9 @@ def test_defaults_are_the_embedded_store(workdir):
     assert settings.store.backend == "falkordb"
     assert str(settings.falkordb.data_dir) == ".neoweave"
     assert settings.falkordb.ef_runtime == 100
+    assert settings.falkordb.ef_construction == 200
+    built = load_settings(environ={"NEOWEAVE_EF_CONSTRUCTION": "100"})
+    assert built.falkordb.ef_construction == 100
 
 
 def test_file_then_environment_then_options(workdir):

@@ -54,12 +54,16 @@ def test_another_model_or_dimension_is_refused(falkordb_store):
         falkordb_store.check_meta("test-model", 8)
 
 
-def test_ef_runtime_change_recreates_the_vector_index(falkordb_store):
+def test_hnsw_option_changes_recreate_the_vector_index(falkordb_store):
     _seed(falkordb_store)
     falkordb_store.ef_runtime = 250
     falkordb_store.apply_schema("test-model", DIM)
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector[0]["options"]["efRuntime"] == 250
+    falkordb_store.ef_construction = 64
+    falkordb_store.apply_schema("test-model", DIM)
+    vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
+    assert vector[0]["options"]["efConstruction"] == 64 and vector[0]["options"]["efRuntime"] == 250
     hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 3)
     assert hits[0].id == "c1"  # the rebuilt index still holds the existing vectors
 

@@ -269,15 +269,21 @@ class FalkorDBStore(GraphStore):
         return created
 
     def _sync_ef_runtime(self, dimension: int) -> bool:
-        """Vector index options are fixed at creation: recreate an index whose efRuntime was changed."""
+        """Vector index options are fixed at creation: recreate an index whose efRuntime or efConstruction
+        was changed in the settings."""
         recreated = False
-        ef_by_target = {(row["labels"][0], row["properties"][0]): row["options"].get("efRuntime")
-                        for row in self.indexes() if row["type"] == "VECTOR"}
+        wanted = {"efRuntime": self.ef_runtime, "efConstruction": self.ef_construction}
+        options_by_target = {(row["labels"][0], row["properties"][0]): row["options"]
+                             for row in self.indexes() if row["type"] == "VECTOR"}
         for vector in self.schema.vector_indexes:
-            current = ef_by_target.get((vector.label, vector.property))
-            if current is not None and current != self.ef_runtime:
-                log.info("recreating vector index %s: efRuntime %s -> %s", vector.name, current,
-                         self.ef_runtime)
+            current = options_by_target.get((vector.label, vector.property))
+            if current is None:
+                continue
+            changed = {name: (current.get(name), value) for name, value in wanted.items()
+                       if current.get(name) is not None and current.get(name) != value}
+            if changed:
+                log.info("recreating vector index %s: %s", vector.name,
+                         ", ".join(f"{name} {old} -> {new}" for name, (old, new) in changed.items()))
                 self._apply_step(drop_vector_index_step("falkordb", vector))
                 self._apply_step(next(s for s in self.ddl(dimension) if s.name == vector.name))
                 recreated = True
