@@ -28,7 +28,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,7 +38,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from scale import QUESTIONS, all_vectors, exact_top10, recall_at_10, timed_search  # noqa: E402
+from scale import (  # noqa: E402
+    MODEL,
+    QUESTIONS,
+    all_vectors,
+    chunk_rows,
+    exact_top10,
+    recall_at_10,
+    seed_parents,
+    timed_search,
+)
 
 from neoweave.embeddings import Embedder  # noqa: E402
 from neoweave.store.base import batched  # noqa: E402
@@ -46,19 +55,6 @@ from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
 from neoweave.store.falkordb_store import FalkorDBStore, params_header  # noqa: E402
 
 log = logging.getLogger("bulk_load")
-MODEL = "all-MiniLM-L6-v2"
-
-
-def chunk_rows(ids: list[str], matrix: np.ndarray) -> Iterator[dict]:
-    for i, (chunk_id, vector) in enumerate(zip(ids, matrix, strict=True)):
-        yield {"id": chunk_id, "doc_id": "bulk", "section_id": "bulk#s", "text": "", "order": i, "start": 0,
-               "end": 0, "token_count": 0, "external_links_json": "[]", "embedding": vector.tolist()}
-
-
-def seed_parents(store: FalkorDBStore) -> None:
-    store.write_batches("upsert_documents", [{"id": "bulk", "props": {"id": "bulk", "title": "bulk"}}])
-    store.write_batches("upsert_sections", [{"id": "bulk#s", "doc_id": "bulk",
-                                             "props": {"id": "bulk#s", "doc_id": "bulk", "title": "bulk"}}])
 
 
 def raw_rows(store: FalkorDBStore, ids: list[str], matrix: np.ndarray, convert: bool) -> None:

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
 from neoweave.store.falkordb_store import FalkorDBStore  # noqa: E402
 
 log = logging.getLogger("scale")
+MODEL = "all-MiniLM-L6-v2"
 BASE_URL = "https://docs.python.org/3.11/"
 QUESTIONS = [  # what users of the Python docs ask (cycled up to --queries, each with a copy marker varied)
     "How do I cancel a running asyncio task?", "What does the cyclic garbage collector do?",
@@ -201,6 +203,20 @@ def chroma_baseline(ids: list[str], matrix: np.ndarray, queries: np.ndarray, exa
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def chunk_rows(ids: list[str], matrix: np.ndarray) -> Iterator[dict]:
+    """Chunk rows for `upsert_chunks` carrying only an id and a vector, under one section of one document."""
+    for i, (chunk_id, vector) in enumerate(zip(ids, matrix, strict=True)):
+        yield {"id": chunk_id, "doc_id": "bulk", "section_id": "bulk#s", "text": "", "order": i, "start": 0,
+               "end": 0, "token_count": 0, "external_links_json": "[]", "embedding": vector.tolist()}
+
+
+def seed_parents(store: FalkorDBStore) -> None:
+    """The document and section `chunk_rows` hang under."""
+    store.write_batches("upsert_documents", [{"id": "bulk", "props": {"id": "bulk", "title": "bulk"}}])
+    store.write_batches("upsert_sections", [{"id": "bulk#s", "doc_id": "bulk",
+                                             "props": {"id": "bulk#s", "doc_id": "bulk", "title": "bulk"}}])
+
+
 def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, ef: int,
                        ef_construction: int, queries: np.ndarray, exact: list[list[str]]) -> dict:
     """The same vectors into an empty graph the way ingest writes them (schema first, so MERGE finds chunks
@@ -216,14 +232,9 @@ def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndar
         with contextlib.suppress(Exception):
             store._graph_handle().delete()  # indexes too: efConstruction is fixed when an index is created
         started = time.perf_counter()
-        store.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])
-        store.write_batches("upsert_documents", [{"id": "bulk", "props": {"id": "bulk", "title": "bulk"}}])
-        store.write_batches("upsert_sections", [{"id": "bulk#s", "doc_id": "bulk",
-                                                 "props": {"id": "bulk#s", "doc_id": "bulk", "title": "bulk"}}])
-        rows = ({"id": chunk_id, "doc_id": "bulk", "section_id": "bulk#s", "text": "", "order": i, "start": 0,
-                 "end": 0, "token_count": 0, "external_links_json": "[]", "embedding": vector.tolist()}
-                for i, (chunk_id, vector) in enumerate(zip(ids, matrix, strict=True)))
-        store.write_batches("upsert_chunks", rows)
+        store.apply_schema(MODEL, matrix.shape[1])
+        seed_parents(store)
+        store.write_batches("upsert_chunks", chunk_rows(ids, matrix))
         loaded = time.perf_counter() - started
         latencies, found = timed_search(store, queries)
         return {"ef_construction": ef_construction, "load_and_index_s": round(loaded, 1), **summary(latencies),
@@ -252,8 +263,8 @@ def main() -> None:
         sys.exit(f"{args.html} not found (apt-get install python3.11-doc)")
     sizes = [int(s) for s in args.sizes.split(",")]
     efs = [int(e) for e in args.ef.split(",")]
-    default_ef = FalkorDBSettings().ef_runtime  # what a user gets: the recall target is measured here
-    embedder = Embedder("all-MiniLM-L6-v2")
+    defaults = FalkorDBSettings()  # what a user gets: the recall target is measured at these
+    embedder = Embedder(MODEL)
     embedder.embed(["warm up"])
     questions = [f"{QUESTIONS[i % len(QUESTIONS)]}" for i in range(args.queries)]
     query_vectors = np.asarray(embedder.embed(questions), dtype=np.float32)
@@ -299,7 +310,7 @@ def main() -> None:
             for ef in efs:
                 indexed = FalkorDBStore(server=server, graph="scale", ef_runtime=ef)
                 started = time.perf_counter()
-                indexed.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])  # rebuilds the index at a new ef
+                indexed.apply_schema(MODEL, matrix.shape[1])  # rebuilds the index at a new ef
                 build_s = time.perf_counter() - started
                 latencies, found = timed_search(indexed, query_vectors)
                 row["vector"].append({"ef_runtime": ef, "index_build_s": round(build_s, 1), **summary(latencies),
@@ -307,7 +318,7 @@ def main() -> None:
                 log.info("size %d ef %d: %s", chunks, ef, row["vector"][-1])
                 indexed.close()
             store = FalkorDBStore(server=server, graph="scale", ef_runtime=efs[-1])
-            store.apply_schema("all-MiniLM-L6-v2", matrix.shape[1])
+            store.apply_schema(MODEL, matrix.shape[1])
             row["retrieval"] = {"naive": strategy_latency(store, embedder, "naive", questions, k=5),
                                 "larag": strategy_latency(store, embedder, "larag", questions, k=5)}
             if args.kg:
@@ -317,8 +328,9 @@ def main() -> None:
                 run("kg", store, embedder=embedder, progress=False)
                 row["kg_enrich_s"] = round(time.perf_counter() - started, 1)
                 row["retrieval"]["kg"] = strategy_latency(store, embedder, "kg", questions)
-            row["falkordb_bulk_load"] = [falkordb_bulk_load(server, ids, matrix, default_ef, efc, query_vectors, exact)
-                                         for efc in (200, 100)]
+            row["falkordb_bulk_load"] = [falkordb_bulk_load(server, ids, matrix, defaults.ef_runtime, efc,
+                                                            query_vectors, exact)
+                                         for efc in (defaults.ef_construction, 100)]
             if not args.no_chroma:
                 row["chroma"] = chroma_baseline(ids, matrix, query_vectors, exact)
             row["server_rss_mb"] = round(psutil.Process(store.server_pid()).memory_info().rss / 2**20)

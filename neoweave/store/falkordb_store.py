@@ -263,12 +263,12 @@ class FalkorDBStore(GraphStore):
 
     def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
         created = super().apply_schema(embedding_model, dimension)
-        recreated = self._sync_ef_runtime(dimension)
+        recreated = self._sync_hnsw_options(dimension)
         if created or recreated:  # an index built over existing nodes serves partial results until it is done
             self._await_indexes(self._graph_handle())
         return created
 
-    def _sync_ef_runtime(self, dimension: int) -> bool:
+    def _sync_hnsw_options(self, dimension: int) -> bool:
         """Vector index options are fixed at creation: recreate an index whose efRuntime or efConstruction
         was changed in the settings."""
         recreated = False
