@@ -16,8 +16,8 @@ docs) and writes the first N of them into fresh graphs of the same server, one v
 - `index_after`: range indexes first, the vector index created after the load (FalkorDB builds it over the
   existing nodes in the background; timed until it is operational).
 
-Each variant reports seconds and chunks/s, and top-10 recall against exact search for the scale benchmark's
-questions. Chroma's load of the same vectors is in docs/benchmarks/scale.json at each size.
+Each variant reports seconds and chunks/s, and top-10 recall (strict and tie-aware) against exact search for
+the scale benchmark's questions. Chroma's load of the same vectors is in docs/benchmarks/scale.json at each size.
 """
 
 from __future__ import annotations
@@ -40,11 +40,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scale import (  # noqa: E402
     MODEL,
-    QUESTIONS,
+    ExactTop10,
     all_vectors,
     chunk_rows,
-    exact_top10,
-    recall_at_10,
+    questions_for,
     seed_parents,
     timed_search,
 )
@@ -112,6 +111,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True, help="the scale benchmark's --data-dir")
     parser.add_argument("--sizes", default="13422")
+    parser.add_argument("--html", type=Path, default=Path("/usr/share/doc/python3.11/html"),
+                        help="Sphinx HTML whose FAQ gives the questions")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -120,7 +121,7 @@ def main() -> None:
     if unknown:
         sys.exit(f"unknown --variants {sorted(unknown)}; choose from {list(VARIANTS)}")
     embedder = Embedder(MODEL)
-    queries = np.asarray(embedder.embed(QUESTIONS), dtype=np.float32)
+    queries = np.asarray(embedder.embed(questions_for(args.html, 190)), dtype=np.float32)
     server = EmbeddedFalkorDB(args.data_dir / "graph")
     source = FalkorDBStore(server=server, graph="scale")
     all_ids, all_matrix = all_vectors(source)
@@ -129,7 +130,7 @@ def main() -> None:
     try:
         for size in (int(s) for s in args.sizes.split(",")):
             ids, matrix = all_ids[:size], all_matrix[:size]
-            exact = exact_top10(matrix, ids, queries)
+            exact = ExactTop10(matrix, ids, queries)
             row = results["sizes"].setdefault(str(len(ids)), {})
             for name in args.variants.split(","):
                 options, load = VARIANTS[name]
@@ -141,7 +142,7 @@ def main() -> None:
                 seconds = time.perf_counter() - started
                 row[name] = {"seconds": round(seconds, 1), "chunks_per_s": round(len(ids) / seconds)}
                 if name not in ("text_only", "vecf32_no_index"):
-                    row[name]["recall_at_10"] = round(recall_at_10(timed_search(store, queries)[1], exact), 4)
+                    row[name] |= exact.report(timed_search(store, queries)[1])
                 log.info("%d chunks, %s: %s", len(ids), name, row[name])
                 store._graph_handle().delete()
                 store.close()

@@ -34,6 +34,9 @@ class FalkorDBSettings(_Section):
     ef_construction: int = Field(200, ge=1, le=10_000,
                                  description="HNSW build breadth, fixed when the index is created: 100 "
                                              "loads 18-36% faster at the same recall@10 (docs/scaling.md)")
+    hnsw_m: int = Field(16, ge=2, le=512,
+                        description="HNSW edges per node (M), fixed when the index is created: more edges, "
+                                    "higher recall on large graphs, more memory and slower loads")
     appendfsync: Literal["always", "everysec", "no"] = "everysec"
     start_timeout: float = Field(20.0, gt=0)
 
@@ -125,6 +128,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_GRAPH", "falkordb", "graph"),
     ("NEOWEAVE_EF_RUNTIME", "falkordb", "ef_runtime"),
     ("NEOWEAVE_EF_CONSTRUCTION", "falkordb", "ef_construction"),
+    ("NEOWEAVE_HNSW_M", "falkordb", "hnsw_m"),
     ("NEOWEAVE_NEO4J_URI", "neo4j", "uri"),
     ("NEOWEAVE_NEO4J_USER", "neo4j", "user"),
     ("NEOWEAVE_NEO4J_PASSWORD", "neo4j", "password"),

@@ -12,6 +12,7 @@ def test_defaults_are_the_embedded_store(workdir):
     assert settings.falkordb.ef_construction == 200
     built = load_settings(environ={"NEOWEAVE_EF_CONSTRUCTION": "100"})
     assert built.falkordb.ef_construction == 100
+    assert settings.falkordb.hnsw_m == 16 and load_settings(environ={"NEOWEAVE_HNSW_M": "32"}).falkordb.hnsw_m == 32
 
 
 def test_file_then_environment_then_options(workdir):

@@ -47,7 +47,7 @@ def test_ddl_has_a_unique_key_for_every_label_and_the_dimension(backend):
     assert len(names) == len(set(names)), "DDL step (index) names must be unique"
 
 
-@pytest.mark.parametrize("option", ["ef_runtime", "ef_construction"])
+@pytest.mark.parametrize("option", ["ef_runtime", "ef_construction", "hnsw_m"])
 @pytest.mark.parametrize("value", [0, -1, "200", True])
 def test_falkordb_ddl_rejects_a_bad_hnsw_option(option, value):
     with pytest.raises(ValueError, match=f"falkordb.{option}"):

@@ -43,6 +43,7 @@ def test_apply_schema_is_idempotent_and_records_meta(falkordb_store):
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector and vector[0]["options"]["dimension"] == DIM and vector[0]["options"]["efRuntime"] == 100
     assert vector[0]["options"]["efConstruction"] == falkordb_store.ef_construction == 200
+    assert vector[0]["options"]["M"] == falkordb_store.hnsw_m == 16
     assert len(falkordb_store.constraints()) == len(SCHEMA.labels)  # one unique key per label
 
 
@@ -64,6 +65,10 @@ def test_hnsw_option_changes_recreate_the_vector_index(falkordb_store):
     falkordb_store.apply_schema("test-model", DIM)
     vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
     assert vector[0]["options"]["efConstruction"] == 64 and vector[0]["options"]["efRuntime"] == 250
+    falkordb_store.hnsw_m = 24
+    falkordb_store.apply_schema("test-model", DIM)
+    vector = [i for i in falkordb_store.indexes() if i["type"] == "VECTOR" and i["labels"] == ["Chunk"]]
+    assert vector[0]["options"]["M"] == 24 and vector[0]["options"]["efConstruction"] == 64
     hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 3)
     assert hits[0].id == "c1"  # the rebuilt index still holds the existing vectors
 

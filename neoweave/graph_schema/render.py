@@ -39,6 +39,7 @@ def render_ddl(
     schema: GraphSchema = SCHEMA,
     ef_runtime: int = 100,
     ef_construction: int = 200,
+    hnsw_m: int = 16,
     graph_name: str = "neoweave",
 ) -> list[DdlStep]:
     """Every constraint and index of `schema` as backend DDL, in the order they must be applied."""
@@ -46,7 +47,7 @@ def render_ddl(
     if backend == "neo4j":
         return _render_neo4j(schema, dimension)
     if backend == "falkordb":
-        return _render_falkordb(schema, dimension, ef_runtime, ef_construction, graph_name)
+        return _render_falkordb(schema, dimension, ef_runtime, ef_construction, hnsw_m, graph_name)
     raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
 
 
@@ -75,9 +76,9 @@ def _render_neo4j(schema: GraphSchema, dimension: int) -> list[DdlStep]:
     return steps
 
 
-def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, ef_construction: int,
+def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, ef_construction: int, hnsw_m: int,
                      graph_name: str) -> list[DdlStep]:
-    for name, value in (("ef_runtime", ef_runtime), ("ef_construction", ef_construction)):
+    for name, value in (("ef_runtime", ef_runtime), ("ef_construction", ef_construction), ("hnsw_m", hnsw_m)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"falkordb.{name} must be a positive integer, got {value!r}")
     steps: list[DdlStep] = []
@@ -98,7 +99,7 @@ def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, ef_co
             vector.name,
             f"CREATE VECTOR INDEX FOR (n:{vector.label}) ON (n.{vector.property}) "
             f"OPTIONS {{dimension: {dimension}, similarityFunction: 'cosine', efRuntime: {ef_runtime}, "
-            f"efConstruction: {ef_construction}}}",
+            f"efConstruction: {ef_construction}, M: {hnsw_m}}}",
         ))
     for fulltext in schema.fulltext_indexes:
         props = ", ".join(f"n.{p}" for p in fulltext.properties)

@@ -38,5 +38,6 @@ def open_store(settings: Settings) -> GraphStore:
         graph=settings.falkordb.graph,
         ef_runtime=settings.falkordb.ef_runtime,
         ef_construction=settings.falkordb.ef_construction,
+        hnsw_m=settings.falkordb.hnsw_m,
         batch_size=settings.store.batch_size,
     )

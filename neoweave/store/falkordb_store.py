@@ -87,7 +87,8 @@ class FalkorDBStore(GraphStore):
 
     def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
                  port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
-                 ef_construction: int = 200, batch_size: int = 500, index_wait_seconds: float = 600.0) -> None:
+                 ef_construction: int = 200, hnsw_m: int = 16, batch_size: int = 500,
+                 index_wait_seconds: float = 600.0) -> None:
         super().__init__(batch_size=batch_size)
         self.server = server
         self.host = host
@@ -95,6 +96,7 @@ class FalkorDBStore(GraphStore):
         self.graph_name = graph
         self.ef_runtime = ef_runtime
         self.ef_construction = ef_construction
+        self.hnsw_m = hnsw_m
         self.index_wait_seconds = index_wait_seconds
         self._db: FalkorDB | None = None
         self._graph: Any = None
@@ -243,7 +245,7 @@ class FalkorDBStore(GraphStore):
     # -- schema ----------------------------------------------------------------------------------
     def ddl(self, dimension: int) -> list[DdlStep]:
         return render_ddl("falkordb", dimension, ef_runtime=self.ef_runtime,
-                          ef_construction=self.ef_construction, graph_name=self.graph_name)
+                          ef_construction=self.ef_construction, hnsw_m=self.hnsw_m, graph_name=self.graph_name)
 
     def _apply_step(self, step: DdlStep) -> bool:
         def action(graph: Any) -> None:
@@ -269,10 +271,10 @@ class FalkorDBStore(GraphStore):
         return created
 
     def _sync_hnsw_options(self, dimension: int) -> bool:
-        """Vector index options are fixed at creation: recreate an index whose efRuntime or efConstruction
-        was changed in the settings."""
+        """Vector index options are fixed at creation: recreate an index whose efRuntime, efConstruction or
+        M was changed in the settings."""
         recreated = False
-        wanted = {"efRuntime": self.ef_runtime, "efConstruction": self.ef_construction}
+        wanted = {"efRuntime": self.ef_runtime, "efConstruction": self.ef_construction, "M": self.hnsw_m}
         options_by_target = {(row["labels"][0], row["properties"][0]): row["options"]
                              for row in self.indexes() if row["type"] == "VECTOR"}
         for vector in self.schema.vector_indexes:
