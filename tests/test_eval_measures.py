@@ -125,3 +125,25 @@ def test_concurrent_evaluation_gives_the_sequential_records(falkordb_store, embe
            [(key(r), [x["chunk_id"] for x in r["retrieved"]]) for r in sorted(sequential.records, key=key)]
     overall = [r for r in rows if r["type"] == "all"]
     assert all(r["questions_per_s"] > 0 and r["wall_s"] > 0 for r in overall)
+
+
+def test_paper_tables_show_each_papers_measures_and_name_the_missing():
+    from neoweave.eval.paper_tables import paper_tables_markdown
+
+    def row(strategy, kind, **values):
+        return {"strategy": strategy, "k": 5, "type": kind, "questions": 2, **values}
+
+    rows = [row("naive", "all", doc_hit=0.5, doc_precision=0.2, bertscore=0.61, bertscore_p=0.6, bertscore_r=0.62,
+                accuracy=0.5, insufficient=0.0, p50_ms=12.0, llm_tokens=700.0, answer_similarity=0.7),
+            row("naive", "bridge", accuracy=1.0, questions=1), row("naive", "comparison", accuracy=0.0, questions=1),
+            row("larag", "all", doc_hit=1.0, doc_precision=0.4, p50_ms=30.0)]
+    records = [{"strategy": "naive", "k": 5, "prompt": "unified"}]
+    text = paper_tables_markdown(rows, records)
+    assert text.index("### LARAG") < text.index("### Thesis") < text.index("### Orion-RAG")
+    assert "| naive | 5 | unified | 0.600 | 0.620 | 0.610 |" in text  # P, R, F1 under LARAG's names
+    assert "| naive | 5 | 0.500 | 1.000 (n=1) | 0.000 (n=1) | 0.000 | 700 |" in text  # accuracy per type
+    assert "| larag | 5 | 1.000 | 0.400 | 30 |" in text  # Orion: document-level hit, precision@k
+    assert "Not measured in this run: C-Rec, A-Corr, A-Rel (`neoweave eval --answer --judge all`)" in text
+    assert "| strategy | k | A-Sim | LLM tokens |\n| --- | --- | --- | --- |\n| naive | 5 | 0.700 | 700 |" in text
+    assert "### PankRAG" not in text  # none of its measures without a judge
+    assert paper_tables_markdown([row("naive", "all", hit=1.0)], []) == ""

@@ -1,5 +1,5 @@
 """The evaluation report: report.md (setup, side-by-side tables, per question type, equal-budget tables, answer
-analysis, latency per stage, memory and CPU), summary.json, records.json and plot.png."""
+analysis, the seed papers' tables, latency per stage, memory and CPU), summary.json, records.json and plot.png."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neoweave.eval.analysis import answer_analysis, summarize_budgets
+from neoweave.eval.paper_tables import paper_tables_markdown
 
 if TYPE_CHECKING:
     from neoweave.eval.runner import EvalRun
@@ -91,6 +92,9 @@ def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]],
     analysis = answer_analysis(evaluation.records)
     if analysis:
         parts += ["", "## Answer analysis (LARAG's measures)", "", analysis_table(analysis)]
+    papers = paper_tables_markdown(rows, evaluation.records)
+    if papers:
+        parts += ["", papers]
     if plot is not None:
         parts += ["", f"![quality against context tokens]({plot.name})"]
     parts += ["", "## Latency per stage", "", stage_table(rows)]

@@ -213,7 +213,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
             record["_contexts"] = ([item.text for item in answered.retrieval.items]
                                    + [fact.text() for fact in answered.retrieval.facts]
                                    + [report.text for report in answered.retrieval.reports])
-        record.update(answer=answered.answer, gold=question.answer,
+        record.update(answer=answered.answer, gold=question.answer, prompt=config.prompt_for(strategy.name),
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
                       accuracy=measures.short_answer_accuracy(answered.answer, golds, question.type),

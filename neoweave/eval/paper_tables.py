@@ -1,0 +1,116 @@
+"""The report's "In the seed papers' measures" section: each seed paper's own table, read off the run's rows,
+so a user can put neoweave's numbers for every strategy next to the paper's (LARAG, the thesis, Orion-RAG,
+KHL-RAG, PankRAG). A table appears when the run measured at least one of its measures; a measure the run did
+not produce is named with the option that produces it, never shown as zero."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One seed paper's table: the measures it reports, as (row key, the paper's name for it)."""
+
+    paper: str
+    reports: str
+    measures: tuple[tuple[str, str], ...]
+    produced_by: str
+    """The `neoweave eval` options that produce the measures (named when they are missing)."""
+    context: tuple[tuple[str, str], ...] = ()
+    """Columns shown beside the measures (cost, time), not counted as the paper's measures."""
+
+
+PAPER_TABLES: tuple[PaperTable, ...] = (
+    PaperTable("LARAG", "BERTScore precision, recall and F1 per prompt template",
+               (("bertscore_p", "BERTScore P"), ("bertscore_r", "BERTScore R"), ("bertscore", "BERTScore F1")),
+               "--answer (and --prompt per strategy)",
+               (("f1", "token F1"), ("rouge_l", "ROUGE-L"), ("context_tokens", "context tokens"))),
+    PaperTable("Orion-RAG", "hit rate and precision@k with document-level ground truth, runtime",
+               (("doc_hit", "hit rate (document)"), ("doc_precision", "precision@k (document)")), "",
+               (("p50_ms", "p50 ms"), ("wall_s", "wall s"), ("questions_per_s", "questions/s"))),
+    PaperTable("KHL-RAG", "C-Rec, A-Sim, A-Corr (alpha = 0.5) and A-Rel",
+               (("context_recall", "C-Rec"), ("answer_similarity", "A-Sim"), ("answer_correctness", "A-Corr"),
+                ("answer_relevance", "A-Rel")), "--answer --judge all",
+               (("llm_tokens", "LLM tokens"),)),
+    PaperTable("PankRAG", "answer relevance, faithfulness, context recall and context precision (RAGAS-style)",
+               (("answer_relevance", "answer relevance"), ("faithfulness", "faithfulness"),
+                ("context_recall", "context recall"), ("context_precision", "context precision")),
+               "--answer --judge all", (("llm_calls", "LLM calls"),)),
+)
+
+
+def _prompts(records: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
+    return {(r["strategy"], r["k"]): r["prompt"] for r in records if r.get("prompt")}
+
+
+_WHOLE = ("p50_ms", "context_tokens", "llm_tokens")
+_ONE_DECIMAL = ("wall_s", "questions_per_s", "llm_calls")
+
+
+def _cell(key: str, value: Any) -> str:
+    if not isinstance(value, float | int) or isinstance(value, bool) or key == "k":
+        return str(value)
+    if key in _WHOLE:
+        return f"{value:.0f}"
+    if key in _ONE_DECIMAL:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple[str, int], str]) -> str:
+    columns = [("strategy", "strategy"), ("k", "k")]
+    if table.paper == "LARAG" and prompts:
+        columns.append(("prompt", "prompt"))
+    columns += [(key, title) for key, title in table.measures + table.context
+                if any(key in row for row in overall)]
+    lines = [f"### {table.paper}", "", f"What it reports: {table.reports}.", "",
+             "| " + " | ".join(title for _, title in columns) + " |",
+             "| " + " | ".join("---" for _ in columns) + " |"]
+    for row in overall:
+        values = {**row, "prompt": prompts.get((row["strategy"], row["k"]), "")}
+        lines.append("| " + " | ".join(_cell(key, values.get(key, "")) for key, _ in columns) + " |")
+    missing = [title for key, title in table.measures if not any(key in row for row in overall)]
+    if missing:
+        lines += ["", f"Not measured in this run: {', '.join(missing)} (`neoweave eval {table.produced_by}`)."]
+    return "\n".join(lines)
+
+
+def _thesis_table(rows: list[dict[str, Any]]) -> str:
+    """The thesis's short-answer accuracy, one column per question type, with its decline rate and cost."""
+    types = sorted({r["type"] for r in rows if r["type"] != "all" and "accuracy" in r})
+    header = ["strategy", "k", "accuracy (all)", *(f"accuracy ({t})" for t in types), "Insufficient rate",
+              "LLM tokens", "$ / question"]
+    lines = ["### Thesis (multi-hop RAG on MultiHop-RAG)", "",
+             "What it reports: short-answer accuracy per question type; a null question is right only when the "
+             "answer is \"Insufficient Information\".", "",
+             "| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    by_key = {(r["strategy"], r["k"], r["type"]): r for r in rows}
+    for row in (r for r in rows if r["type"] == "all" and "accuracy" in r):
+        cells = [row["strategy"], str(row["k"]), f"{row['accuracy']:.3f}"]
+        for kind in types:
+            typed = by_key.get((row["strategy"], row["k"], kind))
+            cells.append(f"{typed['accuracy']:.3f} (n={typed['questions']})" if typed else "")
+        cells += [f"{row.get('insufficient', 0.0):.3f}", f"{row.get('llm_tokens', 0.0):.0f}",
+                  f"{row.get('cost_usd', 0.0):.5f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> str:
+    """The section, or "" when the run measured nothing any seed paper reports."""
+    overall = [r for r in rows if r["type"] == "all"]
+    prompts = _prompts(records)
+    parts = []
+    for table in PAPER_TABLES:
+        if any(key in row for row in overall for key, _ in table.measures):
+            parts.append(_table(table, overall, prompts))
+        if table.paper == "LARAG" and any("accuracy" in row for row in overall):
+            parts.append(_thesis_table(rows))  # the papers in the order the README lists them
+    if not parts:
+        return ""
+    return "\n\n".join(["## In the seed papers' measures",
+                        "Each seed paper's table with this run's numbers for every strategy it ran (means over "
+                        "the questions; LARAG's correlations are under \"Answer analysis\", PankRAG's pairwise "
+                        "win rates come from `neoweave eval pairwise`).", *parts])
