@@ -136,13 +136,13 @@ def test_paper_tables_show_each_papers_measures_and_name_the_missing():
     rows = [row("naive", "all", doc_hit=0.5, doc_precision=0.2, bertscore=0.61, bertscore_p=0.6, bertscore_r=0.62,
                 accuracy=0.5, insufficient=0.0, p50_ms=12.0, llm_tokens=700.0, answer_similarity=0.7),
             row("naive", "bridge", accuracy=1.0, questions=1), row("naive", "comparison", accuracy=0.0, questions=1),
-            row("larag", "all", doc_hit=1.0, doc_precision=0.4, p50_ms=30.0)]
+            row("larag", "all", doc_hit=1.0, doc_precision=0.4, p50_ms=30.0, wall_s=320.0, questions_per_s=0.031)]
     records = [{"strategy": "naive", "k": 5, "prompt": "unified"}]
     text = paper_tables_markdown(rows, records)
     assert text.index("### LARAG") < text.index("### Thesis") < text.index("### Orion-RAG")
     assert "| naive | 5 | unified | 0.600 | 0.620 | 0.610 |" in text  # P, R, F1 under LARAG's names
     assert "| naive | 5 | 0.500 | 1.000 (n=1) | 0.000 (n=1) | 0.000 | 700 |" in text  # accuracy per type
-    assert "| larag | 5 | 1.000 | 0.400 | 30 |" in text  # Orion: document-level hit, precision@k
+    assert "| larag | 5 | 1.000 | 0.400 | 30 | 320.0 | 0.031 |" in text  # Orion: document-level hit, precision@k
     assert "Not measured in this run: C-Rec, A-Corr, A-Rel (`neoweave eval --answer --judge all`)" in text
     assert "| strategy | k | A-Sim | LLM tokens |\n| --- | --- | --- | --- |\n| naive | 5 | 0.700 | 700 |" in text
     assert "### PankRAG" not in text  # none of its measures without a judge

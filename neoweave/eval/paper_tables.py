@@ -55,7 +55,7 @@ def _cell(key: str, value: Any) -> str:
     if key in _WHOLE:
         return f"{value:.0f}"
     if key in _ONE_DECIMAL:
-        return f"{value:.1f}"
+        return f"{value:.1f}" if value >= 1 or key != "questions_per_s" else f"{value:.3f}"  # answers: < 1/s
     return f"{value:.3f}"
 
 
