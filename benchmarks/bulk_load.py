@@ -23,7 +23,6 @@ the scale benchmark's questions. Chroma's load of the same vectors is in docs/be
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import sys
@@ -43,7 +42,9 @@ from scale import (  # noqa: E402
     ExactTop10,
     all_vectors,
     chunk_rows,
+    load_as_ingest,
     questions_for,
+    scratch_store,
     seed_parents,
     timed_search,
 )
@@ -64,12 +65,6 @@ def raw_rows(store: FalkorDBStore, ids: list[str], matrix: np.ndarray, convert: 
     for batch in batched(({"id": i, "embedding": v.tolist()} for i, v in zip(ids, matrix, strict=True)), 500):
         graph.query(params_header({"rows": batch}) +
                     f"UNWIND $rows AS row MERGE (c:Chunk {{id: row.id}}) SET c.embedding = {value}")
-
-
-def ingest_path(store: FalkorDBStore, ids: list[str], matrix: np.ndarray) -> None:
-    store.apply_schema(MODEL, matrix.shape[1])
-    seed_parents(store)
-    store.write_batches("upsert_chunks", chunk_rows(ids, matrix))
 
 
 def pipelined(store: FalkorDBStore, ids: list[str], matrix: np.ndarray) -> None:
@@ -99,9 +94,9 @@ def index_after(store: FalkorDBStore, ids: list[str], matrix: np.ndarray) -> Non
 VARIANTS: dict[str, tuple[dict, Callable]] = {
     "text_only": ({}, lambda s, i, m: raw_rows(s, i, m, convert=False)),
     "vecf32_no_index": ({}, lambda s, i, m: raw_rows(s, i, m, convert=True)),
-    "ingest_path": ({}, ingest_path),
-    "ingest_path_ef_construction_100": ({"ef_construction": 100}, ingest_path),
-    "batch_2000": ({"batch_size": 2000}, ingest_path),
+    "ingest_path": ({}, load_as_ingest),
+    "ingest_path_ef_construction_100": ({"ef_construction": 100}, load_as_ingest),
+    "batch_2000": ({"batch_size": 2000}, load_as_ingest),
     "pipelined": ({}, pipelined),
     "index_after": ({}, index_after),
 }
@@ -134,18 +129,14 @@ def main() -> None:
             row = results["sizes"].setdefault(str(len(ids)), {})
             for name in args.variants.split(","):
                 options, load = VARIANTS[name]
-                store = FalkorDBStore(server=server, graph="bulk", **options)
-                with contextlib.suppress(Exception):
-                    store._graph_handle().delete()
-                started = time.perf_counter()
-                load(store, ids, matrix)
-                seconds = time.perf_counter() - started
-                row[name] = {"seconds": round(seconds, 1), "chunks_per_s": round(len(ids) / seconds)}
-                if name not in ("text_only", "vecf32_no_index"):
-                    row[name] |= exact.report(timed_search(store, queries)[1])
+                with scratch_store(server, "bulk", **options) as store:
+                    started = time.perf_counter()
+                    load(store, ids, matrix)
+                    seconds = time.perf_counter() - started
+                    row[name] = {"seconds": round(seconds, 1), "chunks_per_s": round(len(ids) / seconds)}
+                    if name not in ("text_only", "vecf32_no_index"):
+                        row[name] |= exact.report(timed_search(store, queries)[1])
                 log.info("%d chunks, %s: %s", len(ids), name, row[name])
-                store._graph_handle().delete()
-                store.close()
                 args.out.write_text(json.dumps(results, indent=1))
     finally:
         server.stop()

@@ -269,32 +269,44 @@ def seed_parents(store: FalkorDBStore) -> None:
                                              "props": {"id": "bulk#s", "doc_id": "bulk", "title": "bulk"}}])
 
 
-def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, ef: int,
-                       ef_construction: int, queries: np.ndarray, exact: ExactTop10) -> dict:
-    """The same vectors into an empty graph the way ingest writes them (schema first, so MERGE finds chunks
-    by their range index and each vector enters the HNSW index as it is written; chunks through
-    `upsert_chunks` in batches), then top-10 recall: FalkorDB's side of the load-time comparison with Chroma.
-
-    Writing first and indexing after is slower here: without the id index every MERGE scans the chunks
-    (35 s for 13.4k in the first run of this benchmark), and FalkorDB's build over existing vectors is no
-    faster than its inserts (docs/scaling.md)."""
-    store = FalkorDBStore(server=server, graph="bulk", ef_runtime=ef, ef_construction=ef_construction)
+@contextlib.contextmanager
+def scratch_store(server: EmbeddedFalkorDB, graph: str, **options) -> Iterator[FalkorDBStore]:
+    """A store on an emptied graph, deleted afterwards; indexes go with it (HNSW options are fixed when an
+    index is created, so each configuration needs a fresh graph)."""
+    store = FalkorDBStore(server=server, graph=graph, **options)
     try:
-        store.query("MATCH (n) DETACH DELETE n", write=True)
         with contextlib.suppress(Exception):
-            store._graph_handle().delete()  # indexes too: efConstruction is fixed when an index is created
-        started = time.perf_counter()
-        store.apply_schema(MODEL, matrix.shape[1])
-        seed_parents(store)
-        store.write_batches("upsert_chunks", chunk_rows(ids, matrix))
-        loaded = time.perf_counter() - started
-        latencies, found = timed_search(store, queries)
-        return {"ef_construction": ef_construction, "load_and_index_s": round(loaded, 1), **summary(latencies),
-                **exact.report(found)}
+            store._graph_handle().delete()
+        yield store
     finally:
         with contextlib.suppress(Exception):
             store._graph_handle().delete()
         store.close()
+
+
+def load_as_ingest(store: FalkorDBStore, ids: list[str], matrix: np.ndarray) -> None:
+    """The vectors written the way ingest writes them: schema first (MERGE finds chunks by their range index
+    and each vector enters HNSW as it is written), parents, then chunks through `upsert_chunks` in batches."""
+    store.apply_schema(MODEL, matrix.shape[1])
+    seed_parents(store)
+    store.write_batches("upsert_chunks", chunk_rows(ids, matrix))
+
+
+def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, ef: int,
+                       ef_construction: int, queries: np.ndarray, exact: ExactTop10) -> dict:
+    """The same vectors into an empty graph the way ingest writes them (`load_as_ingest`), then top-10
+    recall: FalkorDB's side of the load-time comparison with Chroma.
+
+    Writing first and indexing after is slower here: without the id index every MERGE scans the chunks
+    (35 s for 13.4k in the first run of this benchmark), and FalkorDB's build over existing vectors is no
+    faster than its inserts (docs/scaling.md)."""
+    with scratch_store(server, "bulk", ef_runtime=ef, ef_construction=ef_construction) as store:
+        started = time.perf_counter()
+        load_as_ingest(store, ids, matrix)
+        loaded = time.perf_counter() - started
+        latencies, found = timed_search(store, queries)
+        return {"ef_construction": ef_construction, "load_and_index_s": round(loaded, 1), **summary(latencies),
+                **exact.report(found)}
 
 
 def main() -> None:

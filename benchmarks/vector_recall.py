@@ -25,7 +25,6 @@ scores are within 1e-3.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import sys
@@ -42,9 +41,9 @@ from scale import (  # noqa: E402
     MODEL,
     ExactTop10,
     all_vectors,
-    chunk_rows,
+    load_as_ingest,
     questions_for,
-    seed_parents,
+    scratch_store,
     summary,
     timed_search,
 )
@@ -68,14 +67,9 @@ def top10_at(store: FalkorDBStore, queries: np.ndarray, ef: int) -> list[list[st
 
 def measure(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, queries: np.ndarray,
             exact: ExactTop10, m: int, ef_construction: int, efs: list[int], default_ef: int) -> dict:
-    store = FalkorDBStore(server=server, graph="recall", ef_runtime=10, ef_construction=ef_construction, hnsw_m=m)
-    try:
-        with contextlib.suppress(Exception):
-            store._graph_handle().delete()
+    with scratch_store(server, "recall", ef_runtime=10, ef_construction=ef_construction, hnsw_m=m) as store:
         started = time.perf_counter()
-        store.apply_schema(MODEL, matrix.shape[1])
-        seed_parents(store)
-        store.write_batches("upsert_chunks", chunk_rows(ids, matrix))
+        load_as_ingest(store, ids, matrix)
         row = {"m": m, "ef_construction": ef_construction, "load_and_index_s": round(time.perf_counter() - started, 1),
                "ef_runtime": {}}
         for ef in efs:
@@ -88,10 +82,6 @@ def measure(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndarray, querie
         latencies, found = timed_search(store, queries)
         row["default"] = {"ef_runtime": default_ef, **summary(latencies), **exact.report(found)}
         return row
-    finally:
-        with contextlib.suppress(Exception):
-            store._graph_handle().delete()
-        store.close()
 
 
 def main() -> None:

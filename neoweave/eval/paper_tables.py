@@ -20,13 +20,15 @@ class PaperTable:
     """The `neoweave eval` options that produce the measures (named when they are missing)."""
     context: tuple[tuple[str, str], ...] = ()
     """Columns shown beside the measures (cost, time), not counted as the paper's measures."""
+    per_prompt: bool = False
+    """The paper compares prompt templates: show each row's prompt."""
 
 
 PAPER_TABLES: tuple[PaperTable, ...] = (
     PaperTable("LARAG", "BERTScore precision, recall and F1 per prompt template",
                (("bertscore_p", "BERTScore P"), ("bertscore_r", "BERTScore R"), ("bertscore", "BERTScore F1")),
                "--answer (and --prompt per strategy)",
-               (("f1", "token F1"), ("rouge_l", "ROUGE-L"), ("context_tokens", "context tokens"))),
+               (("f1", "token F1"), ("rouge_l", "ROUGE-L"), ("context_tokens", "context tokens")), per_prompt=True),
     PaperTable("Orion-RAG", "hit rate and precision@k with document-level ground truth, runtime",
                (("doc_hit", "hit rate (document)"), ("doc_precision", "precision@k (document)")), "",
                (("p50_ms", "p50 ms"), ("wall_s", "wall s"), ("questions_per_s", "questions/s"))),
@@ -61,7 +63,7 @@ def _cell(key: str, value: Any) -> str:
 
 def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple[str, int], str]) -> str:
     columns = [("strategy", "strategy"), ("k", "k")]
-    if table.paper == "LARAG" and prompts:
+    if table.per_prompt and prompts:
         columns.append(("prompt", "prompt"))
     columns += [(key, title) for key, title in table.measures + table.context
                 if any(key in row for row in overall)]
