@@ -165,3 +165,54 @@ def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
     assert len(found) == 10
     assert all(index["state"] == "OPERATIONAL" for index in fresh.indexes())
     fresh.close()
+
+
+def test_searches_wait_while_another_connection_rebuilds_the_index(server):
+    # After an enrich step the vector indexes are dropped and recreated (FalkorDB#2179); a search sent from
+    # another connection (`neoweave serve` beside `neoweave enrich`) between drop and create must wait for
+    # the index, not fail with FalkorDB's "Invalid arguments".
+    import random
+    import threading
+
+    from neoweave.graph_schema.render import drop_vector_index_step
+
+    dimension = 32
+    writer = FalkorDBStore(server=server, graph="refresh")
+    writer.apply_schema("test-model", dimension)
+    writer.run("upsert_documents", {"rows": [{"id": "d", "props": {"id": "d", "title": "D", "url": "u"}}]},
+               write=True)
+    writer.run("upsert_sections", {"rows": [{"id": "d#s", "doc_id": "d", "props": {"id": "d#s", "doc_id": "d"}}]},
+               write=True)
+    generator = random.Random(3)
+
+    def unit_vector():
+        vector = [generator.gauss(0, 1) for _ in range(dimension)]
+        norm = sum(x * x for x in vector) ** 0.5
+        return [x / norm for x in vector]
+
+    rows = [{"id": f"d#s:{i}", "doc_id": "d", "section_id": "d#s", "text": f"chunk {i}", "order": i, "start": 0,
+             "end": 1, "token_count": 2, "external_links_json": None, "embedding": unit_vector()}
+            for i in range(500)]
+    writer.write_batches("upsert_chunks", rows, batch_size=500)
+    reader = FalkorDBStore(server=server, graph="refresh")
+    probe = unit_vector()
+    assert len(reader.vector_search("chunk_embedding", probe, 10)) == 10  # connected while the index is there
+    index = SCHEMA.vector_index("chunk_embedding")
+    writer._apply_step(drop_vector_index_step("falkordb", index))
+    outcome: dict = {}
+
+    def search() -> None:
+        try:
+            outcome["hits"] = reader.vector_search("chunk_embedding", probe, 10)
+        except Exception as exc:  # reported below with the assertion
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    time.sleep(0.5)  # the search is now waiting for the missing index
+    writer._apply_step(next(s for s in writer.ddl(dimension) if s.name == index.name))
+    worker.join(timeout=60)
+    assert "error" not in outcome, outcome.get("error")
+    assert len(outcome["hits"]) == 10
+    reader.close()
+    writer.close()

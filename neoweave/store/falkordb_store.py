@@ -147,6 +147,35 @@ class FalkorDBStore(GraphStore):
                 announced = True
             time.sleep(0.1)
 
+    def _await_rebuilt_index(self) -> bool:
+        """Wait while a vector index of the schema is missing or not yet OPERATIONAL.
+
+        `refresh_vector_indexes` drops and recreates an index after bulk updates (FalkorDB#2179); a search
+        sent meanwhile, from this process or another, fails with "Invalid arguments". Waiting for the
+        index instead of failing keeps queries served while an enrich step runs. The index is missing
+        for milliseconds between drop and create, so a missing index is waited for 5 s at most (a graph
+        built without it fails fast); one under construction up to `index_wait_seconds`.
+        """
+        expected = {(v.label, v.property) for v in self.schema.vector_indexes}
+        started = time.monotonic()
+        log.info("a search met an index being rebuilt; waiting for it")
+        while True:
+            result = self._graph_handle().ro_query(self.statement("list_indexes").text)
+            columns = [c[1] for c in result.header]
+            present, pending = set(), False
+            for row in result.result_set:
+                entry = dict(zip(columns, row, strict=True))
+                pending = pending or entry["state"] != "OPERATIONAL"
+                for prop in entry["properties"]:
+                    if "VECTOR" in [kind.upper() for kind in (entry["type"] or {}).get(prop, [])]:
+                        present.add((entry["labels"][0], prop))
+            waited = time.monotonic() - started
+            if not pending and expected <= present:
+                return True
+            if waited > self.index_wait_seconds or (not pending and waited > 5.0):
+                return False
+            time.sleep(0.1)
+
     def _graph_handle(self) -> Any:
         with self._connect_lock:
             if self._graph is None:
@@ -195,6 +224,10 @@ class FalkorDBStore(GraphStore):
                 # read-only as asked (so syntax errors and write attempts are still reported).
                 self._with_reconnect(lambda graph: graph.query(self.statement("ping").text))
                 return self._execute(cypher, params, write=write)
+            if not write and "Invalid arguments for procedure 'db.idx." in message and self._await_rebuilt_index():
+                # another process or thread is rebuilding the index this search reads (after an enrich
+                # step or a restart); the search runs once more on the rebuilt index
+                return self._with_reconnect(action)
             if "executed only on read-only queries" in message:
                 from neoweave.errors import ReadOnlyViolation
 
