@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from neoweave.errors import NeoweaveError
 from neoweave.eval.judge import Judge, average_precision
 from neoweave.eval.pairwise import answer_pairs, pairwise_win_rates
 from neoweave.llm.gateway import StructuredResult
@@ -72,6 +73,15 @@ def test_pairwise_swaps_positions_and_counts_flips(embedder):
     row = pairwise_win_rates(Judge(consistent, embedder), pairs, criteria=("comprehensiveness",),
                              progress=False)["rows"][0]
     assert row["b_win_rate"] == 1.0 and row["flip_rate"] == 0.0
+    # B from another run over the same questions, even under the same strategy name (before / after a change)
+    later = [{**r, "answer": r["answer"] + " (later)"} for r in records if r["strategy"] == "naive"]
+    across = answer_pairs(records, "naive", "naive", None, later)
+    assert [(a["answer"], b["answer"]) for a, b in across] == [("naive 0", "naive 0 (later)"),
+                                                               ("naive 1", "naive 1 (later)")]
+    with pytest.raises(NeoweaveError, match="the B run has no answers of strategy 'larag'"):
+        answer_pairs(records, "naive", "larag", None, later)
+    with pytest.raises(NeoweaveError, match="no question was answered by both"):
+        answer_pairs(records, "naive", "naive", None, [{**r, "question_id": "other"} for r in later])
 
 
 def test_the_local_model_judges_a_tiny_run(cli_env_run):

@@ -68,3 +68,26 @@ def test_kg_one_hop_and_parameter_errors(enriched, embedder):
     assert KGRetriever.parse_parameter("max_facts=7") == ("max_facts", 7)
     with pytest.raises(NeoweaveError, match="takes a float"):
         KGRetriever.parse_parameter("hop_decay=much")
+
+
+def test_kg_does_not_expand_hub_entities_but_reaches_their_relations_from_the_other_end(enriched, embedder):
+    degrees = {row["id"]: row["degree"] for row in enriched.query(
+        "MATCH (e:Entity)-[:RELATED]-() RETURN e.id AS id, count(*) AS degree")}
+    munch = enriched.query("MATCH (e:Entity {key: 'edvard munch'}) RETURN e.id AS id")[0]["id"]
+    hub_limit = degrees[munch] - 1  # Munch has the most relations of this corpus: with this limit it is a hub
+    question = "What did Edvard Munch paint?"
+    seeds = set(strategy("kg", enriched, embedder, k=0, hops=0).retrieve(question).trace.nodes)
+    assert munch in seeds
+    full = strategy("kg", enriched, embedder, k=0, hops=1).retrieve(question)
+    assert any(munch in (f.source_id, f.target_id) and {f.source_id, f.target_id} - seeds for f in full.facts)
+    pruned = strategy("kg", enriched, embedder, k=0, hops=1, max_degree=hub_limit).retrieve(question)
+    assert munch in pruned.trace.nodes  # still linked
+    for fact in pruned.facts:  # every fact was expanded from a linked entity that is no hub
+        assert {fact.source_id, fact.target_id} & {e for e in seeds if degrees.get(e, 0) <= hub_limit}
+    # a relation with the hub is still found from its other end ('Margit Halden studied with Edvard Munch')
+    taught = strategy("kg", enriched, embedder, k=0, hops=1, max_degree=hub_limit).retrieve(
+        "Who taught Margit Halden?")
+    assert any(munch in (f.source_id, f.target_id) and "studied with Edvard Munch" in f.description
+               for f in taught.facts)
+    with pytest.raises(NeoweaveError, match="max_degree"):
+        strategy("kg", enriched, embedder, max_degree=0).retrieve("x")

@@ -166,6 +166,8 @@ def pairwise(
     judge_model: Annotated[str | None, typer.Option("--judge-model", help="the judge's model")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="write the verdicts (JSON) here")] = None,
+    b_run: Annotated[Path | None, typer.Option("--b-run", help="read the B strategy's answers from this run "
+                                               "directory instead (same QA set)")] = None,
 ) -> None:
     """Win rates of two strategies' answers judged pairwise by an LLM, positions swapped (flip rate reported)."""
     import json
@@ -178,7 +180,8 @@ def pairwise(
 
     if limit is not None and limit < 1:
         raise NeoweaveError(f"--limit must be at least 1, not {limit}")
-    pairs = answer_pairs(load_records(run), a_strategy, b_strategy, k)[:limit]
+    pairs = answer_pairs(load_records(run), a_strategy, b_strategy, k,
+                         load_records(b_run) if b_run is not None else None)[:limit]
     cfg = settings()
     if judge_model:
         cfg.judge.model = judge_model

@@ -12,17 +12,21 @@ from neoweave.errors import NeoweaveError
 from neoweave.eval.judge import PAIRWISE_CRITERIA, Judge
 
 
-def answer_pairs(records: list[dict[str, Any]], a_strategy: str, b_strategy: str, k: int | None
-                 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(A record, B record) per question both answered at the same k (the first k both have, unless given)."""
-    def answered(strategy: str) -> dict[tuple[int, str], dict[str, Any]]:
-        return {(int(r["k"]), str(r["question_id"])): r for r in records
+def answer_pairs(records: list[dict[str, Any]], a_strategy: str, b_strategy: str, k: int | None,
+                 b_records: list[dict[str, Any]] | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(A record, B record) per question both answered at the same k (the first k both have, unless given).
+
+    B's answers come from `b_records` when given: another run over the same questions (a strategy evaluated
+    on another day, or the same strategy before and after a change)."""
+    def answered(rows: list[dict[str, Any]], strategy: str) -> dict[tuple[int, str], dict[str, Any]]:
+        return {(int(r["k"]), str(r["question_id"])): r for r in rows
                 if r["strategy"] == strategy and "answer" in r}
 
-    left, right = answered(a_strategy), answered(b_strategy)
+    left, right = answered(records, a_strategy), answered(records if b_records is None else b_records, b_strategy)
     if not left or not right:
-        missing = a_strategy if not left else b_strategy
-        raise NeoweaveError(f"the run has no answers of strategy '{missing}'", hint="run `neoweave eval --answer` "
+        missing, run = (a_strategy, "the run") if not left else (
+            b_strategy, "the run" if b_records is None else "the B run")
+        raise NeoweaveError(f"{run} has no answers of strategy '{missing}'", hint="run `neoweave eval --answer` "
                             "with both strategies first")
     ks = sorted({key[0] for key in left} & {key[0] for key in right})
     if not ks:
@@ -31,6 +35,9 @@ def answer_pairs(records: list[dict[str, Any]], a_strategy: str, b_strategy: str
     if chosen not in ks:
         raise NeoweaveError(f"no answers of both strategies at k={chosen}; they share k in {ks}")
     keys = sorted(key for key in set(left) & set(right) if key[0] == chosen)
+    if not keys:
+        raise NeoweaveError(f"no question was answered by both '{a_strategy}' and '{b_strategy}' at k={chosen}",
+                            hint="the two runs must share their QA set")
     return [(left[key], right[key]) for key in keys]
 
 

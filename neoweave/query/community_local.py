@@ -44,6 +44,8 @@ class CommunityLocalRetriever(Strategy):
     """Relations considered per linked entity."""
     weight_factor: float = 0.05
     """Relation rank: cosine(question, other end) + weight_factor * ln(1 + weight) (as the kg retriever)."""
+    max_degree: int = 500
+    """Linked entities with more relations (hubs) give no relations of their own (as the kg retriever)."""
     entity_chunks: int = 20
     """Chunks mentioning the entities fetched before packing."""
     hit_bonus: float = 0.1
@@ -51,6 +53,7 @@ class CommunityLocalRetriever(Strategy):
 
     def validate(self) -> None:
         self._at_least(0, "k", "entity_k", "max_level", "per_entity", "entity_chunks")
+        self._at_least(1, "max_degree")
         self._at_least(1, "max_context_tokens")
         if not (0 <= self.text_unit_prop <= 1 and 0 <= self.community_prop <= 1
                 and self.text_unit_prop + self.community_prop <= 1):
@@ -74,7 +77,8 @@ class CommunityLocalRetriever(Strategy):
                                                                              "max_level": self.max_level})
                 relations = self._run(trace, "kg_entity_relations", {
                     "entity_ids": ids, "embedding": embedding, "per_entity": self.per_entity,
-                    "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT}) if self.per_entity else []
+                    "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
+                    "max_degree": self.max_degree}) if self.per_entity else []
             else:
                 mentioned, communities, relations = [], [], []
         chunks = self._rank_chunks(seeds, mentioned)

@@ -43,6 +43,10 @@ class KGRetriever(Strategy):
     """Relations kept per expanded entity (a hub entity has thousands)."""
     beam: int = 5
     """Hop-1 neighbours expanded at hop 2 (the best scored)."""
+    max_degree: int = 500
+    """Entities with more relations than this (hubs: "Python" in Python's docs, "United States") are not
+    expanded; their relations are still reached from the entity at the other end. Scoring a hub's thousands
+    of relations dominated kg's latency and rarely ranked a useful fact first."""
     hop_decay: float = 0.8
     """Score factor of a hop-2 relation."""
     weight_factor: float = 0.05
@@ -54,6 +58,7 @@ class KGRetriever(Strategy):
 
     def validate(self) -> None:
         self._at_least(0, "k", "entity_k", "per_entity", "beam", "max_facts", "fact_chunks")
+        self._at_least(1, "max_degree")
         if self.hops not in (0, 1, 2):
             raise NeoweaveError(f"kg: hops must be 0, 1 or 2, got {self.hops}")
         if not 0 <= self.hop_decay <= 1:
@@ -97,7 +102,8 @@ class KGRetriever(Strategy):
         for hop in range(1, self.hops + 1):
             rows = self._run(trace, "kg_entity_relations", {
                 "entity_ids": frontier, "embedding": embedding, "per_entity": self.per_entity,
-                "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT})
+                "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
+                "max_degree": self.max_degree})
             reached: dict[str, float] = {}
             for row in rows:
                 score = float(row["score"] or 0.0) * (self.hop_decay ** (hop - 1))
