@@ -1,0 +1,101 @@
+"""Time the strategies again on a graph `scale.py` built and kept (no ingest, no enrichment).
+
+A code change to a retriever is measured on the same graph, questions and defaults as the scale run, and
+the result is appended to that size's row of the scale report (`retimed`, with date and commit), so the
+earlier numbers stay beside the new ones:
+
+    python benchmarks/retime.py --data-dir /work/bench/scale-kg --out docs/benchmarks/scale_kg.json --kg
+
+Each strategy runs over the questions twice (first use, repeat; question embedding excluded). With `--kg`,
+kg is also timed without hub pruning (`max_degree` unbounded) and per statement. Run it alone: other work
+on the 2 cores shows up in every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import MODEL, questions_for, retrieval_latencies, strategy_latency
+
+from neoweave.config import FalkorDBSettings
+from neoweave.embeddings import Embedder
+from neoweave.query import strategy
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_store import FalkorDBStore
+
+
+def statement_times(store: FalkorDBStore, embedder: Embedder, name: str, questions: list[str]) -> dict:
+    """Calls per question and p50 / mean milliseconds of each named statement a strategy sends."""
+    times: dict[str, list[float]] = collections.defaultdict(list)
+    run = store.run
+
+    def timed(statement: str, params=None, **options):
+        began = time.perf_counter()
+        try:
+            return run(statement, params, **options)
+        finally:
+            times[statement].append((time.perf_counter() - began) * 1000)
+
+    store.run = timed  # type: ignore[method-assign]
+    try:
+        chosen = strategy(name, store, embedder)
+        for question in questions:
+            chosen.retrieve(question)
+    finally:
+        del store.run
+    return {statement: {"calls_per_question": round(len(values) / len(questions), 2),
+                        "p50_ms": round(statistics.median(values), 2), "mean_ms": round(statistics.mean(values), 2)}
+            for statement, values in sorted(times.items())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--html", type=Path, default=Path("/usr/share/doc/python3.11/html"))
+    parser.add_argument("--data-dir", type=Path, required=True, help="the --data-dir of a scale.py run")
+    parser.add_argument("--queries", type=int, default=190)
+    parser.add_argument("--kg", action="store_true", help="the graph has `enrich kg`: time kg too")
+    parser.add_argument("--out", type=Path, required=True, help="the scale report to append to")
+    args = parser.parse_args()
+    if not (args.data_dir / "graph").is_dir():
+        sys.exit(f"no scale graph under {args.data_dir} (run benchmarks/scale.py --data-dir {args.data_dir})")
+    results = json.loads(args.out.read_text()) if args.out.is_file() else {"sizes": []}
+    embedder = Embedder(MODEL)
+    embedder.embed(["warm up"])
+    questions = questions_for(args.html, args.queries)
+    server = EmbeddedFalkorDB(args.data_dir / "graph")
+    store = FalkorDBStore(server=server, graph="scale", ef_runtime=FalkorDBSettings().ef_runtime)
+    try:
+        chunks = store.counts().nodes.get("Chunk", 0)
+        row = next((r for r in results["sizes"] if r["chunks"] == chunks), None)
+        if row is None:
+            row = {"size_target": chunks, "chunks": chunks}
+            results["sizes"].append(row)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=False).stdout.strip()
+        entry = {"date": datetime.date.today().isoformat(), "commit": commit,
+                 "retrieval": retrieval_latencies(store, embedder, questions, kg=False)}
+        if args.kg:
+            entry["retrieval"].update(retrieval_latencies(store, embedder, questions, kg=True))
+            for label in ("kg_unpruned", "kg_unpruned_repeat"):
+                entry["retrieval"][label] = strategy_latency(store, embedder, "kg", questions, max_degree=10**9)
+            entry["kg_statements"] = statement_times(store, embedder, "kg", questions)
+        print(json.dumps(entry, indent=1))
+        row.setdefault("retimed", []).append(entry)
+        args.out.write_text(json.dumps(results, indent=1))
+    finally:
+        store.close()
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
