@@ -128,23 +128,36 @@ class KGRetriever(Strategy):
     # 3. the facts' source chunks ------------------------------------------------------------------
     def _fact_chunks(self, facts: list[Fact], embedding: list[float], taken: set[str], trace: Trace
                      ) -> list[ContextItem]:
+        """The best source chunk (by cosine to the question) of each top fact, until `fact_chunks` are found.
+
+        The chunks of the first facts are read first (a fact's source chunk may be taken or gone, so a few
+        facts more than needed); the rest only if those did not yield enough. Reading every fact's chunks
+        cost twice the rows for the same answer."""
         if not self.fact_chunks or not facts:
             return []
-        candidates = list(dict.fromkeys(c for fact in facts for c in fact.chunk_ids if c not in taken))
-        if not candidates:
-            return []
-        rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
-            "chunk_ids": candidates, "embedding": embedding})}
         items: list[ContextItem] = []
-        for fact in facts:
-            options = [rows[c] for c in fact.chunk_ids if c in rows and c not in taken]
-            if not options:
+        position = 0
+        while position < len(facts) and len(items) < self.fact_chunks:
+            batch, wanted = [], self.fact_chunks - len(items) + 2
+            while position < len(facts) and wanted > 0:
+                fresh = [c for c in facts[position].chunk_ids if c not in taken]
+                batch.append(facts[position])
+                wanted -= bool(fresh)
+                position += 1
+            candidates = list(dict.fromkeys(c for fact in batch for c in fact.chunk_ids if c not in taken))
+            if not candidates:
                 continue
-            best = max(options, key=lambda row: float(row["score"]))
-            taken.add(best["chunk_id"])
-            trace.chunk(best["section_id"], best["chunk_id"])
-            trace.relationship(best["chunk_id"], "MENTIONS", fact.source_id)
-            items.append(ContextItem.from_row(best, "fact", {"fact": fact.text()[:200], "hop": fact.hop}))
-            if len(items) >= self.fact_chunks:
-                break
+            rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
+                "chunk_ids": candidates, "embedding": embedding})}
+            for fact in batch:
+                options = [rows[c] for c in fact.chunk_ids if c in rows and c not in taken]
+                if not options:
+                    continue
+                best = max(options, key=lambda row: float(row["score"]))
+                taken.add(best["chunk_id"])
+                trace.chunk(best["section_id"], best["chunk_id"])
+                trace.relationship(best["chunk_id"], "MENTIONS", fact.source_id)
+                items.append(ContextItem.from_row(best, "fact", {"fact": fact.text()[:200], "hop": fact.hop}))
+                if len(items) >= self.fact_chunks:
+                    break
         return items
