@@ -227,7 +227,10 @@ class FalkorDBStore(GraphStore):
             if not write and "Invalid arguments for procedure 'db.idx." in message and self._await_rebuilt_index():
                 # another process or thread is rebuilding the index this search reads (after an enrich
                 # step or a restart); the search runs once more on the rebuilt index
-                return self._with_reconnect(action)
+                try:
+                    return self._with_reconnect(action)
+                except redis.exceptions.ResponseError as again:
+                    raise NeoweaveError(f"FalkorDB rejected the query: {again}") from again
             if "executed only on read-only queries" in message:
                 from neoweave.errors import ReadOnlyViolation
 
