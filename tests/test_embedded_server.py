@@ -135,19 +135,16 @@ def test_a_server_replaying_a_slow_write_unit_is_not_pinged_to_death(server):
     fresh.close()
 
 
-def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
-    # A server that loads a graph rebuilds its indexes in the background; until then FalkorDB's vector
-    # procedure fails ("Invalid arguments"). The store waits for OPERATIONAL indexes when it connects.
+def _random_chunks(store, dimension: int, count: int, seed: int):
+    """`count` chunks with random unit vectors under one document and section; returns the vector maker."""
     import random
 
-    dimension = 64
-    store = FalkorDBStore(server=server, graph="rebuild")
     store.apply_schema("test-model", dimension)
     store.run("upsert_documents", {"rows": [{"id": "d", "props": {"id": "d", "title": "D", "url": "u"}}]},
               write=True)
     store.run("upsert_sections", {"rows": [{"id": "d#s", "doc_id": "d", "props": {"id": "d#s", "doc_id": "d"}}]},
               write=True)
-    generator = random.Random(7)
+    generator = random.Random(seed)
 
     def unit_vector():
         vector = [generator.gauss(0, 1) for _ in range(dimension)]
@@ -156,8 +153,16 @@ def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
 
     rows = [{"id": f"d#s:{i}", "doc_id": "d", "section_id": "d#s", "text": f"chunk {i}", "order": i, "start": 0,
              "end": 1, "token_count": 2, "external_links_json": None, "embedding": unit_vector()}
-            for i in range(6000)]
+            for i in range(count)]
     store.write_batches("upsert_chunks", rows, batch_size=1000)
+    return unit_vector
+
+
+def test_queries_after_a_restart_wait_for_the_rebuilt_indexes(server):
+    # A server that loads a graph rebuilds its indexes in the background; until then FalkorDB's vector
+    # procedure fails ("Invalid arguments"). The store waits for OPERATIONAL indexes when it connects.
+    store = FalkorDBStore(server=server, graph="rebuild")
+    unit_vector = _random_chunks(store, 64, 6000, seed=7)
     store.close()
     server.stop()
     fresh = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir), graph="rebuild")
@@ -171,29 +176,13 @@ def test_searches_wait_while_another_connection_rebuilds_the_index(server):
     # After an enrich step the vector indexes are dropped and recreated (FalkorDB#2179); a search sent from
     # another connection (`neoweave serve` beside `neoweave enrich`) between drop and create must wait for
     # the index, not fail with FalkorDB's "Invalid arguments".
-    import random
     import threading
 
     from neoweave.graph_schema.render import drop_vector_index_step
 
     dimension = 32
     writer = FalkorDBStore(server=server, graph="refresh")
-    writer.apply_schema("test-model", dimension)
-    writer.run("upsert_documents", {"rows": [{"id": "d", "props": {"id": "d", "title": "D", "url": "u"}}]},
-               write=True)
-    writer.run("upsert_sections", {"rows": [{"id": "d#s", "doc_id": "d", "props": {"id": "d#s", "doc_id": "d"}}]},
-               write=True)
-    generator = random.Random(3)
-
-    def unit_vector():
-        vector = [generator.gauss(0, 1) for _ in range(dimension)]
-        norm = sum(x * x for x in vector) ** 0.5
-        return [x / norm for x in vector]
-
-    rows = [{"id": f"d#s:{i}", "doc_id": "d", "section_id": "d#s", "text": f"chunk {i}", "order": i, "start": 0,
-             "end": 1, "token_count": 2, "external_links_json": None, "embedding": unit_vector()}
-            for i in range(500)]
-    writer.write_batches("upsert_chunks", rows, batch_size=500)
+    unit_vector = _random_chunks(writer, dimension, 500, seed=3)
     reader = FalkorDBStore(server=server, graph="refresh")
     probe = unit_vector()
     assert len(reader.vector_search("chunk_embedding", probe, 10)) == 10  # connected while the index is there
