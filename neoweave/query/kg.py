@@ -135,15 +135,14 @@ class KGRetriever(Strategy):
         cost twice the rows for the same answer."""
         if not self.fact_chunks or not facts:
             return []
+        with_fresh = [i for i, fact in enumerate(facts) if any(c not in taken for c in fact.chunk_ids)]
+        if not with_fresh:
+            return []
+        cut = with_fresh[min(len(with_fresh), self.fact_chunks + 2) - 1] + 1
         items: list[ContextItem] = []
-        position = 0
-        while position < len(facts) and len(items) < self.fact_chunks:
-            batch, wanted = [], self.fact_chunks - len(items) + 2
-            while position < len(facts) and wanted > 0:
-                fresh = [c for c in facts[position].chunk_ids if c not in taken]
-                batch.append(facts[position])
-                wanted -= bool(fresh)
-                position += 1
+        for batch in (facts[:cut], facts[cut:]):
+            if len(items) >= self.fact_chunks:
+                break
             candidates = list(dict.fromkeys(c for fact in batch for c in fact.chunk_ids if c not in taken))
             if not candidates:
                 continue

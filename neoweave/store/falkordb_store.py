@@ -115,65 +115,48 @@ class FalkorDBStore(GraphStore):
         self._graph = self._db.select_graph(self.graph_name)
         self._await_indexes(self._graph)
 
-    def _await_indexes(self, graph: Any) -> None:
-        """Wait until every index is OPERATIONAL before serving queries.
+    def _await_indexes(self, graph: Any, *, expect_vectors: bool = False) -> bool:
+        """Wait until every index is OPERATIONAL (and, with `expect_vectors`, every schema vector index exists).
 
         A FalkorDB server that has just loaded a graph (start, restart after a crash) rebuilds its indexes
         in the background; meanwhile `db.idx.vector.queryNodes` fails ("Invalid arguments") and searches
-        can miss nodes. Costs one `db.indexes()` call when the indexes are ready.
+        can miss nodes. `refresh_vector_indexes` drops and recreates an index after bulk updates
+        (FalkorDB#2179), and a search sent in between, from this process or another, fails the same way:
+        such a search waits with `expect_vectors`. An index is missing only for milliseconds between drop
+        and create, so a missing one is waited for 5 s at most (a graph built without it fails fast); one
+        under construction up to `index_wait_seconds`. Costs one `db.indexes()` call when the indexes are
+        ready; False when they are still not.
         """
-        deadline = time.monotonic() + self.index_wait_seconds
+        expected = {(v.label, v.property) for v in self.schema.vector_indexes} if expect_vectors else set()
+        started = time.monotonic()
         announced = False
         while True:
             try:
                 result = graph.ro_query(self.statement("list_indexes").text)
             except redis.exceptions.ResponseError as exc:
                 if "empty key" in str(exc):
-                    return  # no graph yet, so no indexes
+                    return not expected  # no graph yet, so no indexes
                 raise
-            column = [c[1] for c in result.header].index("state")
-            pending = [row for row in result.result_set if row[column] != "OPERATIONAL"]
-            if not pending:
+            columns = [c[1] for c in result.header]
+            rows = [dict(zip(columns, row, strict=True)) for row in result.result_set]
+            pending = [row["state"] for row in rows if row["state"] != "OPERATIONAL"]
+            missing = expected - {(row["labels"][0], prop) for row in rows if row["state"] == "OPERATIONAL"
+                                  for prop in row["properties"]
+                                  if "VECTOR" in [kind.upper() for kind in (row["type"] or {}).get(prop, [])]}
+            if not pending and not missing:
                 if announced:
                     log.info("FalkorDB indexes ready")
-                return
-            if time.monotonic() > deadline:
-                log.warning("FalkorDB indexes still building after %.0f s (%s); continuing",
-                            self.index_wait_seconds, pending[0][column])
-                return
-            if not announced:
-                log.info("FalkorDB is building %d indexes (%s); waiting", len(pending),
-                         pending[0][column])
-                announced = True
-            time.sleep(0.1)
-
-    def _await_rebuilt_index(self) -> bool:
-        """Wait while a vector index of the schema is missing or not yet OPERATIONAL.
-
-        `refresh_vector_indexes` drops and recreates an index after bulk updates (FalkorDB#2179); a search
-        sent meanwhile, from this process or another, fails with "Invalid arguments". Waiting for the
-        index instead of failing keeps queries served while an enrich step runs. The index is missing
-        for milliseconds between drop and create, so a missing index is waited for 5 s at most (a graph
-        built without it fails fast); one under construction up to `index_wait_seconds`.
-        """
-        expected = {(v.label, v.property) for v in self.schema.vector_indexes}
-        started = time.monotonic()
-        log.info("a search met an index being rebuilt; waiting for it")
-        while True:
-            result = self._graph_handle().ro_query(self.statement("list_indexes").text)
-            columns = [c[1] for c in result.header]
-            present, pending = set(), False
-            for row in result.result_set:
-                entry = dict(zip(columns, row, strict=True))
-                pending = pending or entry["state"] != "OPERATIONAL"
-                for prop in entry["properties"]:
-                    if "VECTOR" in [kind.upper() for kind in (entry["type"] or {}).get(prop, [])]:
-                        present.add((entry["labels"][0], prop))
-            waited = time.monotonic() - started
-            if not pending and expected <= present:
                 return True
+            waited = time.monotonic() - started
             if waited > self.index_wait_seconds or (not pending and waited > 5.0):
+                if pending:
+                    log.warning("FalkorDB indexes still building after %.0f s (%s); continuing",
+                                self.index_wait_seconds, pending[0])
                 return False
+            if not announced:
+                log.info("FalkorDB is building %d indexes (%s); waiting", len(pending) or len(missing),
+                         pending[0] if pending else "being recreated")
+                announced = True
             time.sleep(0.1)
 
     def _graph_handle(self) -> Any:
@@ -224,7 +207,8 @@ class FalkorDBStore(GraphStore):
                 # read-only as asked (so syntax errors and write attempts are still reported).
                 self._with_reconnect(lambda graph: graph.query(self.statement("ping").text))
                 return self._execute(cypher, params, write=write)
-            if not write and "Invalid arguments for procedure 'db.idx." in message and self._await_rebuilt_index():
+            if not write and "Invalid arguments for procedure 'db.idx." in message and self._await_indexes(
+                    self._graph_handle(), expect_vectors=True):
                 # another process or thread is rebuilding the index this search reads (after an enrich
                 # step or a restart); the search runs once more on the rebuilt index
                 try:
