@@ -91,3 +91,26 @@ def test_kg_does_not_expand_hub_entities_but_reaches_their_relations_from_the_ot
                for f in taught.facts)
     with pytest.raises(NeoweaveError, match="max_degree"):
         strategy("kg", enriched, embedder, max_degree=0).retrieve("x")
+
+
+def _relation_counts(store) -> tuple[dict[str, int], dict[str, int]]:
+    """(relation_count recorded on each entity, relations counted now)."""
+    recorded = {row["id"]: row["count"] for row in store.query(
+        "MATCH (e:Entity) RETURN e.id AS id, e.relation_count AS count")}
+    live = {row["id"]: row["count"] for row in store.query(
+        "MATCH (e:Entity) OPTIONAL MATCH (e)-[r:RELATED]-() RETURN e.id AS id, count(r) AS count")}
+    return recorded, live
+
+
+def test_enrich_kg_records_each_entitys_relation_count_and_keeps_it_current(enriched, embedder, tmp_path):
+    # the kg retriever decides what is a hub by this number instead of counting edges per question
+    recorded, live = _relation_counts(enriched)
+    assert recorded == live and max(live.values()) >= 2
+    munch = enriched.query("MATCH (e:Entity {key: 'edvard munch'}) RETURN e.id AS id")[0]["id"]
+    before = live[munch]
+    ingest_records(enriched, embedder, tmp_path / "more.jsonl", [
+        {"id": "k4", "title": "Ekely", "text": "Ekely was the home of Edvard Munch. Edvard Munch painted Starry "
+                                               "Night at Ekely. Edvard Munch knew Henrik Ibsen."}])
+    run("kg", enriched, embedder=embedder, progress=False)
+    recorded, live = _relation_counts(enriched)
+    assert recorded == live and live[munch] > before

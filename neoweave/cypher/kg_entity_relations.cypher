@@ -7,13 +7,13 @@
 // @param weight_factor: FLOAT  score = cosine + weight_factor * ln(1 + weight)
 // @param max_chunks: INTEGER  source chunk ids returned per relation
 // @param max_degree: INTEGER  entities with more relations (hubs) are not expanded
-// A hub's relations are reached from its other ends only: scoring all 2,636 of one hub cost ~15 ms, while
-// counting them costs ~1 ms (a bare pattern count reads no property).
+// A hub's relations are reached from its other ends only: scoring all 2,636 of one hub cost ~15 ms. Its size
+// is the relation count `enrich kg` records (counting the edges here cost ~1 ms per 2,500); an entity
+// without one (a graph enriched before the count existed) is expanded.
 WITH {{vector $embedding}} AS question_vector
 UNWIND $entity_ids AS entity_id
-MATCH (e:Entity {id: entity_id})-[:RELATED]-()
-WITH question_vector, e, count(*) AS degree
-WHERE degree <= $max_degree
+MATCH (e:Entity {id: entity_id})
+WHERE coalesce(e.relation_count, 0) <= $max_degree
 MATCH (e)-[r:RELATED]-(o:Entity)
 WITH e, r, o, coalesce({{cosine o.embedding question_vector}}, 0.0) + $weight_factor * log(1 + coalesce(r.weight, 1.0)) AS score
 ORDER BY score DESC

@@ -1,10 +1,13 @@
-// After a run: mention counts (for inverse-frequency weighting and community ratings). Descriptions are
-// refilled by `kg_refill_descriptions`, a separate statement: on FalkorDB 4.16 a SET followed by a WITH ... WHERE
-// that drops the row is lost (every entity that already had a description kept mention_count null).
+// After a run: mention counts (for inverse-frequency weighting and community ratings) and relation counts
+// (the kg retriever skips hubs by this number: counting a hub's edges per question cost ~1 ms per 2,500).
+// Descriptions are refilled by `kg_refill_descriptions`, a separate statement: on FalkorDB 4.16 a SET followed
+// by a WITH ... WHERE that drops the row is lost (every entity that already had a description kept
+// mention_count null).
 // Entities with nothing to change are not written: on FalkorDB every write to a vector-indexed node costs a
 // vector re-insert (and an index rebuild).
 MATCH (e:Entity)
 OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk)
 WITH e, sum(m.count) AS mentions
-WHERE coalesce(e.mention_count, -1) <> mentions
-SET e.mention_count = mentions
+WITH e, mentions, size([(e)-[:RELATED]-() | 1]) AS relations
+WHERE coalesce(e.mention_count, -1) <> mentions OR coalesce(e.relation_count, -1) <> relations
+SET e.mention_count = mentions, e.relation_count = relations

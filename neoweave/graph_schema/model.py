@@ -160,7 +160,7 @@ SCHEMA = GraphSchema(
             "Entity",
             key="id",
             properties=("key", "name", "type", "description", "aliases", "aliases_text", "embedding", "mention_count",
-                        "description_chunk", *_PROVENANCE),
+                        "relation_count", "description_chunk", *_PROVENANCE),
             indexed=("name", "key"),  # key: the normalised name, for exact lookups (question entities, homes)
             extra_labels=("__Entity__",),
             doc="A named thing extracted from chunks; also labelled __Entity__ by convention.",
