@@ -20,7 +20,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,26 +34,19 @@ from neoweave.store.falkordb_store import FalkorDBStore
 
 
 def statement_times(store: FalkorDBStore, embedder: Embedder, name: str, questions: list[str]) -> dict:
-    """Calls per question and p50 / mean milliseconds of each named statement a strategy sends."""
+    """Calls per question and p50 / mean milliseconds per question of each named statement a strategy sends
+    (the retrieval trace's own timing, round trip included)."""
+    chosen = strategy(name, store, embedder)
     times: dict[str, list[float]] = collections.defaultdict(list)
-    run = store.run
-
-    def timed(statement: str, params=None, **options):
-        began = time.perf_counter()
-        try:
-            return run(statement, params, **options)
-        finally:
-            times[statement].append((time.perf_counter() - began) * 1000)
-
-    store.run = timed  # type: ignore[method-assign]
-    try:
-        chosen = strategy(name, store, embedder)
-        for question in questions:
-            chosen.retrieve(question)
-    finally:
-        del store.run
-    return {statement: {"calls_per_question": round(len(values) / len(questions), 2),
-                        "p50_ms": round(statistics.median(values), 2), "mean_ms": round(statistics.mean(values), 2)}
+    calls: collections.Counter = collections.Counter()
+    for question in questions:
+        trace = chosen.retrieve(question).trace
+        calls.update(trace.statements)
+        for statement, ms in trace.statement_ms.items():
+            times[statement].append(ms)
+    return {statement: {"calls_per_question": round(calls[statement] / len(questions), 2),
+                        "p50_ms": round(statistics.median(values), 2), "mean_ms": round(statistics.mean(values), 2),
+                        "mean_ms_per_call": round(sum(values) / calls[statement], 2)}
             for statement, values in sorted(times.items())}
 
 

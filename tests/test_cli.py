@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -167,6 +168,10 @@ def test_enrich_communities_and_inspect_them(cli, workdir):
     assert walk["items"][0]["doc_id"] == "p1" and walk["items"][0]["origin"] == "walk"
     assert any(node.startswith("person:guido") for node in walk["trace"]["seeds"])
     assert walk["trace"]["scores"] and walk["trace"]["relationships"]
+    assert set(walk["trace"]["statement_ms"]) == set(walk["trace"]["statements"])
+    # the text output names each statement once, with its calls and time
+    shown = cli("query", "Where did Guido van Rossum create Python?", "-s", "ppr", "--k", "2").stdout
+    assert re.search(r"statements: .*chunk_vector_search [0-9.]+ ms", " ".join(shown.split()))
 
 
 def test_enrich_tags_edit_them_and_query_orion(cli, workdir):

@@ -46,11 +46,18 @@ def test_runner_scores_strategies_side_by_side(graph, embedder, tmp_path):
     # retrieval = all but the question's embedding (and an answer call): here the graph stage alone
     record = next(r for r in evaluation.records if r["strategy"] == "larag")
     assert overall["stage_ms"]["retrieval"]["p50"] == pytest.approx(record["total_ms"] - record["ms"]["embed"])
+    # the graph stage statement by statement: every statement larag sent is timed, within the graph stage
+    assert "chunk_vector_search" in record["statement_ms"] and all(ms > 0 for ms in record["statement_ms"].values())
+    assert sum(record["statement_ms"].values()) <= record["ms"]["graph"]
+    assert overall["statement_ms"]["chunk_vector_search"] == {
+        "questions": 1, "p50": record["statement_ms"]["chunk_vector_search"],
+        "p95": record["statement_ms"]["chunk_vector_search"]}
     table = markdown_table(rows)
     assert "| larag | 1 | all | 1 | 1.000 |" in table
     report = write_report(tmp_path / "out", evaluation, rows, "tiny", setup={"QA set": "qa.jsonl"})
     text = report.read_text()
     assert text.startswith("# tiny") and "- QA set: qa.jsonl" in text and "## Memory and CPU" in text
+    assert "## Latency per statement" in text and "| larag | 1 | chunk_vector_search | 1 |" in text
     assert "![quality against context tokens](plot.png)" in text
     assert (tmp_path / "out" / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())

@@ -49,6 +49,10 @@ def test_kg_gives_facts_within_two_hops_with_their_chunks(enriched, embedder):
     assert result.context_tokens > sum(i.token_count for i in result.items)  # facts count as context
     statements = {"kg_link_entities", "kg_entity_relations", "chunk_contexts"}
     assert statements <= set(result.trace.statements)
+    # each statement's time, summed over its calls (two kg_entity_relations hops), within the graph stage
+    assert set(result.trace.statement_ms) == set(result.trace.statements)
+    assert all(ms > 0 for ms in result.trace.statement_ms.values())
+    assert sum(result.trace.statement_ms.values()) <= result.cost.milliseconds["graph"]
     prompt = render(get_prompt("short_answer"), result)[1]["content"]
     assert prompt.index("Facts (relations") < prompt.index("[1]") and "studied with Edvard Munch" in prompt
 

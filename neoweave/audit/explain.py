@@ -69,6 +69,8 @@ class Explanation:
     context_tokens: int = 0
     cost: dict[str, Any] = field(default_factory=dict)
     statements: list[str] = field(default_factory=list)
+    statement_ms: dict[str, float] = field(default_factory=dict)
+    """Milliseconds per named statement of the retrieval (its graph time, statement by statement)."""
     missing: list[str] = field(default_factory=list)
     """Trace ids no longer in the graph."""
 
@@ -199,6 +201,7 @@ def explain(result: RetrievalResult, store: GraphStore, *, answer: str | None = 
         question=result.question, strategy=result.strategy, parameters=dict(result.parameters),
         nodes=list(nodes.values()), relationships=relationships, answer=answer if answer is not None else result.answer,
         context_tokens=result.context_tokens, cost=cost, statements=list(trace.statements),
+        statement_ms=dict(trace.statement_ms),
         missing=[node_id for node_id in ids if node_id not in nodes] + [
             TAG_PREFIX + tag for tag in tags if TAG_PREFIX + tag not in nodes])
 

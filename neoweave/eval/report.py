@@ -57,6 +57,19 @@ def stage_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def statement_table(rows: list[dict[str, Any]]) -> str:
+    """Milliseconds per named statement (all its calls in one question, round trip included), one line per
+    (strategy, k, statement): which statement a strategy's graph time goes to."""
+    lines = ["| strategy | k | statement | questions | p50 ms | p95 ms |", "| --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        if row["type"] != "all":
+            continue
+        for name, values in row.get("statement_ms", {}).items():
+            lines.append(f"| {row['strategy']} | {row['k']} | {name} | {values['questions']} | {values['p50']:.1f} "
+                         f"| {values['p95']:.1f} |")
+    return "\n".join(lines)
+
+
 def resource_table(rows: list[dict[str, Any]]) -> str:
     all_rows = [r for r in rows if r["type"] == "all" and "wall_s" in r]
     columns = ["strategy", "k", "questions", "wall_s", "questions_per_s", "cpu_percent"]
@@ -98,6 +111,8 @@ def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]],
     if plot is not None:
         parts += ["", f"![quality against context tokens]({plot.name})"]
     parts += ["", "## Latency per stage", "", stage_table(rows)]
+    if any(row.get("statement_ms") for row in overall):
+        parts += ["", "## Latency per statement", "", statement_table(rows)]
     if any("wall_s" in r for r in overall):
         parts += ["", "## Memory and CPU", "",
                   "Peak RSS (MB) and CPU seconds per process, sampled with psutil every 0.2 s; cpu_percent is "

@@ -231,6 +231,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                    for i, key in zip(result.items, keys, strict=True)],
         chunks=len(result.items), context_tokens=result.context_tokens,
         ms=dict(result.cost.milliseconds), total_ms=result.cost.total_ms,
+        statement_ms={name: round(ms, 3) for name, ms in result.trace.statement_ms.items()},
         llm_calls=result.cost.llm_calls,
         llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens,
         prompt_tokens=result.cost.prompt_tokens, completion_tokens=result.cost.completion_tokens)
@@ -279,6 +280,13 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         retrieval = [r["total_ms"] - r["ms"].get("embed", 0.0) - r["ms"].get("llm", 0.0) for r in group]
         row["stage_ms"]["retrieval"] = {"p50": metrics.percentile(retrieval, 50),
                                         "p95": metrics.percentile(retrieval, 95)}
+        # per named statement, over the questions that sent it (a statement some questions skip is not a 0)
+        statements = sorted({name for r in group for name in r.get("statement_ms", {})})
+        row["statement_ms"] = {name: {"questions": len(sent), "p50": metrics.percentile(sent, 50),
+                                      "p95": metrics.percentile(sent, 95)}
+                               for name in statements
+                               for sent in [[r["statement_ms"][name] for r in group
+                                             if name in r.get("statement_ms", {})]]}
         usage = evaluation.resources.get((name, k))
         if usage is not None and qtype == "all":
             row.update(usage.flat())

@@ -123,12 +123,18 @@ class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
 
     statements: list[str] = field(default_factory=list)
+    statement_ms: dict[str, float] = field(default_factory=dict)
+    """Milliseconds in each named statement (summed over its calls, round trip included): where the graph
+    time of a retrieval went."""
     nodes: list[str] = field(default_factory=list)
     relationships: list[tuple[str, str, str]] = field(default_factory=list)  # (source id, type, target id)
     seeds: dict[str, float] = field(default_factory=dict)
     """Where a graph walk started: node id -> its share of the restart weight (ppr)."""
     scores: dict[str, float] = field(default_factory=dict)
     """What a graph walk found: node id -> its score (ppr: PageRank mass of the top nodes)."""
+
+    def add_statement_ms(self, name: str, ms: float) -> None:
+        self.statement_ms[name] = self.statement_ms.get(name, 0.0) + ms
 
     def chunk(self, section_id: str, chunk_id: str) -> None:
         """A chunk reached through its section."""
@@ -266,7 +272,11 @@ class Strategy:
     # shared steps -------------------------------------------------------------------------------
     def _run(self, trace: Trace, name: str, params: dict[str, Any], *, write: bool = False) -> list[dict[str, Any]]:
         trace.statements.append(name)
-        return self.store.run(name, params, write=write)
+        started = time.perf_counter()
+        try:
+            return self.store.run(name, params, write=write)
+        finally:
+            trace.add_statement_ms(name, (time.perf_counter() - started) * 1000)
 
     def _seed(self, question: str, k: int, trace: Trace, cost: Cost) -> tuple[list[float], list[ContextItem]]:
         with cost.timed("embed"):

@@ -18,6 +18,9 @@ _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")
 MAX_NGRAM = 6
 
 
+Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
+
+
 @dataclass
 class LinkedEntity:
     id: str
@@ -49,14 +52,13 @@ def question_keys(question: str) -> dict[str, tuple[int, int]]:
     return keys
 
 
-def link_entities(store: GraphStore, question: str, statements: list[str] | None = None) -> list[LinkedEntity]:
-    """Entities named in the question, longest match first; matches inside a longer match are dropped."""
+def link_entities(run: Run, question: str) -> list[LinkedEntity]:
+    """Entities named in the question, longest match first; matches inside a longer match are dropped.
+    `run(name, params)` sends a named statement (a strategy's traced and timed `_run`)."""
     keys = question_keys(question)
     if not keys:
         return []
-    if statements is not None:
-        statements.append("entities_by_keys")
-    return pick_linked(store.run("entities_by_keys", {"keys": sorted(keys)}), keys)
+    return pick_linked(run("entities_by_keys", {"keys": sorted(keys)}), keys)
 
 
 def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[LinkedEntity]:
@@ -74,9 +76,6 @@ def pick_linked(rows: list[dict], keys: dict[str, tuple[int, int]]) -> list[Link
         linked.append(LinkedEntity(row["id"], row["name"], row["matched"], int(row["mentions"] or 0),
                                    list(row["homes"] or [])))
     return linked
-
-
-Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
 
 
 def _is_cased(token: str) -> bool:

@@ -39,6 +39,8 @@ def sub_retriever(owner: Strategy, name: str, **parameters: Any) -> Strategy:
 def absorb(trace: Trace, cost: Cost, sub: RetrievalResult) -> None:
     """Fold a sub-retrieval's graph trace and cost into the caller's (stages keep their names)."""
     trace.statements.extend(sub.trace.statements)
+    for name, ms in sub.trace.statement_ms.items():
+        trace.add_statement_ms(name, ms)
     for node in sub.trace.nodes:
         trace.node(node)
     for edge in sub.trace.relationships:

@@ -94,7 +94,7 @@ class LARAG(Strategy):
                       cost: Cost) -> list[ContextItem]:
         """The question's entities -> their home sections -> each home's chunk closest to the question."""
         with cost.timed("graph"):
-            linked = link_entities(self.store, question, trace.statements)
+            linked = link_entities(lambda name, params: self._run(trace, name, params), question)
             homes: dict[str, str] = {}
             for entity in linked:
                 for home in entity.homes:
