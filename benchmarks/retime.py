@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=190)
     parser.add_argument("--kg", action="store_true", help="the graph has `enrich kg`: time kg too")
     parser.add_argument("--out", type=Path, required=True, help="the scale report to append to")
+    parser.add_argument("--note", help="conditions of the run, kept in the entry (what else ran, ...)")
     args = parser.parse_args()
     if not (args.data_dir / "graph").is_dir():
         sys.exit(f"no scale graph under {args.data_dir} (run benchmarks/scale.py --data-dir {args.data_dir})")
@@ -74,7 +75,7 @@ def main() -> None:
             results["sizes"].append(row)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 check=False).stdout.strip()
-        entry = {"date": datetime.date.today().isoformat(), "commit": commit,
+        entry = {"date": datetime.date.today().isoformat(), "commit": commit, "note": args.note,
                  "retrieval": retrieval_latencies(store, embedder, questions, kg=False)}
         if args.kg:
             entry["retrieval"].update(retrieval_latencies(store, embedder, questions, kg=True))
