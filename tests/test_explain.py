@@ -4,6 +4,7 @@ meaning; the Browser statement draws the same edges; the HTML page is self-conta
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from test_query import EVENT_LOOP_Q
@@ -53,6 +54,7 @@ def test_html_page_is_self_contained_and_escapes_text(site_graph, embedder):
                           answer="<b>bold</b>")
     page = render_html(explanation)
     assert "<script>alert(1)" not in page and "&lt;b&gt;bold&lt;/b&gt;" in page
+    assert re.search(r"<b>Statements:</b> [^<]*chunk_vector_search \d+\.\d ms", page)  # where the graph time went
     assert "src=\"http" not in page and "href=\"http" not in page  # opens offline: the renderer is inlined
     data = page[page.rindex('id="neo4j-viz-data">') + len('id="neo4j-viz-data">'):]
     graph = json.loads(data[:data.index("</script>")])

@@ -90,6 +90,7 @@ def _summary(explanation: Explanation) -> str:
                     f"<td>{esc(node.text[:400])}</td></tr>")
     cost = explanation.cost
     timing = ", ".join(f"{stage} {ms:.0f} ms" for stage, ms in cost.get("milliseconds", {}).items())
+    statements = ", ".join(f"{name} {ms:.1f} ms" for name, ms in explanation.statement_ms.items())
     answer = (f"<p><b>Answer:</b> {esc(explanation.answer)}</p>" if explanation.answer else "")
     missing = (f"<p class='nw-warn'>Not in the graph any more: {esc(', '.join(explanation.missing[:20]))}</p>"
                if explanation.missing else "")
@@ -101,7 +102,8 @@ vertical-align:top}} .nw-role{{display:inline-block;padding:2px 8px;margin:2px;b
 <p><b>Strategy:</b> {esc(explanation.strategy)} {esc(str(explanation.parameters))}</p>
 {answer}<p>{legend}</p>
 <p>{len(explanation.nodes)} nodes, {len(explanation.relationships)} relationships; {explanation.context_tokens}
-context tokens; {cost.get('llm_calls', 0)} LLM calls ({cost.get('llm_tokens', 0)} tokens); {esc(timing)}</p>{missing}
+context tokens; {cost.get('llm_calls', 0)} LLM calls ({cost.get('llm_tokens', 0)} tokens); {esc(timing)}</p>
+<p class="nw-statements"><b>Statements:</b> {esc(statements)}</p>{missing}
 <table><thead><tr><th>#</th><th>role</th><th>score</th><th>hop</th><th>section</th><th>text</th></tr></thead>
 <tbody>{''.join(rows)}</tbody></table>
 </section>"""

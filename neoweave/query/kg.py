@@ -46,7 +46,9 @@ class KGRetriever(Strategy):
     max_degree: int = 500
     """Entities with more relations than this (hubs: "Python" in Python's docs, "United States") are not
     expanded; their relations are still reached from the entity at the other end. Scoring a hub's thousands
-    of relations dominated kg's latency and rarely ranked a useful fact first."""
+    of relations dominated kg's latency and rarely ranked a useful fact first. The count is the one `enrich kg`
+    records on each entity (a graph enriched before it existed expands every entity until `enrich kg` runs
+    again)."""
     hop_decay: float = 0.8
     """Score factor of a hop-2 relation."""
     weight_factor: float = 0.05
