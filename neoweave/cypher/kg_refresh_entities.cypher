@@ -1,5 +1,6 @@
 // After a run: mention counts (for inverse-frequency weighting and community ratings) and relation counts
 // (the kg retriever skips hubs by this number: counting a hub's edges per question cost ~1 ms per 2,500).
+// Counted by aggregation: a pattern comprehension per entity took 10.6 s on 80k entities against 4.6 s.
 // Descriptions are refilled by `kg_refill_descriptions`, a separate statement: on FalkorDB 4.16 a SET followed
 // by a WITH ... WHERE that drops the row is lost (every entity that already had a description kept
 // mention_count null).
@@ -8,6 +9,7 @@
 MATCH (e:Entity)
 OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk)
 WITH e, sum(m.count) AS mentions
-WITH e, mentions, size([(e)-[:RELATED]-() | 1]) AS relations
+OPTIONAL MATCH (e)-[r:RELATED]-()
+WITH e, mentions, count(r) AS relations
 WHERE coalesce(e.mention_count, -1) <> mentions OR coalesce(e.relation_count, -1) <> relations
 SET e.mention_count = mentions, e.relation_count = relations
