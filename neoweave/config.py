@@ -61,7 +61,9 @@ class LLMSettings(_Section):
     base_url: str | None = Field(None, description="OpenAI-compatible base URL (Ollama, vLLM, llama.cpp, ...)")
     api_key: SecretStr = SecretStr("")
     api_version: str = Field("2024-10-21", description="Azure OpenAI API version")
-    timeout: float = Field(120.0, gt=0)
+    timeout: float | None = Field(
+        None, gt=0, description="seconds per request; unset: 120 for an endpoint, 900 for the local model, which "
+        "works through one request at a time and keeps working on one that timed out while its retry waits")
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(512, ge=1)
     concurrency: int = Field(2, ge=1, le=256, description="requests in flight at once (map-reduce, reports); "

@@ -8,7 +8,7 @@ from neoweave.config import load_settings
 from neoweave.errors import NeoweaveError
 from neoweave.eval.runner import RunConfig, load_qa, markdown_table, run, summarize, write_report
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
-from neoweave.llm import create_gateway
+from neoweave.llm import LOCAL_TIMEOUT, create_gateway
 
 EVIDENCE = "https://docs.example.org/tiny/guide/memory.html#garbage-collection"
 
@@ -75,6 +75,7 @@ def test_answers_are_scored_with_the_local_model(graph, embedder, tmp_path, llm_
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": {
         "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
     llm = create_gateway(settings)
+    assert llm.client.timeout == LOCAL_TIMEOUT  # the local model's long default (it finishes abandoned requests)
     config = RunConfig(["naive", "larag"], [1], answer=True, prompts={"larag": "hyperlinked"}, max_tokens=24)
     evaluation = run(graph, embedder, questions, config, llm=llm, progress=False,
                      pids={"llm_server": llm.server_pid})

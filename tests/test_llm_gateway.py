@@ -207,3 +207,17 @@ def test_truncated_arrays_are_closed():
     assert repair_json('{"items": [{"a": 1}, {"a": 2}, {"a": ') == {"items": [{"a": 1}, {"a": 2}]}
     with pytest.raises(StructuredOutputError):
         parse_structured("no json at all", Capital)
+
+
+def test_request_timeout_defaults_to_the_endpoint_kind_and_follows_the_setting(tmp_path):
+    from neoweave.config import load_settings
+    from neoweave.llm import ENDPOINT_TIMEOUT, LOCAL_TIMEOUT, create_gateway
+
+    base = {"falkordb": {"data_dir": str(tmp_path)}, "llm": {"base_url": "http://127.0.0.1:9/v1", "cache": False}}
+    assert create_gateway(load_settings(environ={}, overrides=base)).client.timeout == ENDPOINT_TIMEOUT == 120
+    chosen = load_settings(environ={"NEOWEAVE_LLM_TIMEOUT": "30"}, overrides=base)
+    assert create_gateway(chosen).client.timeout == 30
+    # the local model finishes a request that timed out before it starts the retry: a long default
+    assert LOCAL_TIMEOUT > ENDPOINT_TIMEOUT
+    with pytest.raises(Exception, match="timeout"):
+        load_settings(environ={"NEOWEAVE_LLM_TIMEOUT": "0"}, overrides=base)

@@ -28,6 +28,11 @@ __all__ = [
     "create_gateway", "database_path", "structured_each",
 ]
 
+ENDPOINT_TIMEOUT = 120.0
+"""Seconds per request to an endpoint when `llm.timeout` is unset."""
+LOCAL_TIMEOUT = 900.0
+"""Seconds per request to the local model when `llm.timeout` is unset (it answers one request at a time)."""
+
 
 def database_path(settings) -> Path:
     """The SQLite file holding the response cache and the call log (in the data directory)."""
@@ -46,17 +51,18 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
     mode = cfg.structured_output
     server_pid = None
     concurrency = cfg.concurrency
+    timeout = cfg.timeout or ENDPOINT_TIMEOUT  # the local model's is set below
     if cfg.provider == "azure":
         if not cfg.base_url:
             from neoweave.errors import ConfigError
 
             raise ConfigError("llm.provider = 'azure' needs llm.base_url (https://<resource>.openai.azure.com)")
         client = openai.AzureOpenAI(api_key=api_key, azure_endpoint=cfg.base_url, api_version=cfg.api_version,
-                                    timeout=cfg.timeout, max_retries=0)
+                                    timeout=timeout, max_retries=0)
         endpoint = cfg.base_url
     elif cfg.provider == "openai" or cfg.base_url:
         client = openai.OpenAI(api_key=api_key or "not-needed", base_url=cfg.base_url or None,
-                               timeout=cfg.timeout, max_retries=0)
+                               timeout=timeout, max_retries=0)
         endpoint = cfg.base_url or "https://api.openai.com/v1"
     else:
         from neoweave.llm.local import LocalModelServer, local_model, server_state_dir
@@ -65,7 +71,10 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
                                   model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
         endpoint = server.ensure_running()
         server_pid = server.pid()
-        client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout, max_retries=0)
+        # a local request that times out is not cancelled: the server finishes it while the retry queues behind,
+        # so a short timeout on a busy machine turned one slow judge verdict into three (24 timeouts in 17)
+        client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout or LOCAL_TIMEOUT,
+                               max_retries=0)
         if mode == "auto":
             mode = "json_object_schema"  # llama.cpp turns the schema into a grammar
         concurrency = 1  # llama-cpp-python's server answers one request at a time: more would only queue (and
