@@ -45,7 +45,8 @@ def statement_times(store: FalkorDBStore, embedder: Embedder, name: str, questio
         for statement, ms in trace.statement_ms.items():
             times[statement].append(ms)
     return {statement: {"calls_per_question": round(calls[statement] / len(questions), 2),
-                        "p50_ms": round(statistics.median(values), 2), "mean_ms": round(statistics.mean(values), 2),
+                        "p50_ms_per_question": round(statistics.median(values), 2),
+                        "mean_ms_per_question": round(statistics.mean(values), 2),
                         "mean_ms_per_call": round(sum(values) / calls[statement], 2)}
             for statement, values in sorted(times.items())}
 

@@ -127,6 +127,15 @@ def test_rerun_is_incremental_and_resumes(graph, embedder):
     assert second.chunks == 2
     idle = run("kg", graph, embedder=embedder, progress=False)
     assert idle.chunks == 0 and "vector_index_refresh" not in idle.phase_seconds  # a no-op writes nothing
+    assert not idle.counters.get("entities_refreshed")
+    # a graph enriched before relation counts existed: nothing to extract, but every entity is recounted, and
+    # those writes (each re-inserts the entity's vector on FalkorDB) are followed by the index rebuild
+    graph.query("MATCH (e:Entity) REMOVE e.relation_count", write=True)
+    upgraded = run("kg", graph, embedder=embedder, progress=False)
+    entities = _q(graph, "MATCH (e:Entity) RETURN count(*) AS n")[0]["n"]
+    assert upgraded.chunks == 0 and upgraded.counters["entities_refreshed"] == entities
+    assert "vector_index_refresh" in upgraded.phase_seconds
+    assert _q(graph, "MATCH (e:Entity) WHERE e.relation_count IS NULL RETURN count(*) AS n")[0]["n"] == 0
     dupes = _q(graph, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, m.origin_id AS o, count(*) AS n "
                       "WHERE n > 1 RETURN count(*) AS dupes")
     assert dupes[0]["dupes"] == 0

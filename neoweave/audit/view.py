@@ -103,7 +103,7 @@ vertical-align:top}} .nw-role{{display:inline-block;padding:2px 8px;margin:2px;b
 {answer}<p>{legend}</p>
 <p>{len(explanation.nodes)} nodes, {len(explanation.relationships)} relationships; {explanation.context_tokens}
 context tokens; {cost.get('llm_calls', 0)} LLM calls ({cost.get('llm_tokens', 0)} tokens); {esc(timing)}</p>
-<p class="nw-statements"><b>Statements:</b> {esc(statements)}</p>{missing}
+{f'<p class="nw-statements"><b>Statements:</b> {esc(statements)}</p>' if statements else ''}{missing}
 <table><thead><tr><th>#</th><th>role</th><th>score</th><th>hop</th><th>section</th><th>text</th></tr></thead>
 <tbody>{''.join(rows)}</tbody></table>
 </section>"""

@@ -13,3 +13,4 @@ OPTIONAL MATCH (e)-[r:RELATED]-()
 WITH e, mentions, count(r) AS relations
 WHERE coalesce(e.mention_count, -1) <> mentions OR coalesce(e.relation_count, -1) <> relations
 SET e.mention_count = mentions, e.relation_count = relations
+RETURN count(e) AS updated

@@ -112,10 +112,11 @@ class KnowledgeGraphStep(EnrichStep):
         return results
 
     def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
-        """Chunks when extracted; entities whenever mentions, merges or embeddings changed them."""
+        """Chunks when extracted; entities whenever mentions, merges, embeddings or their counts changed them
+        (a run with nothing to extract still recounts: after a document was deleted, or on an older graph)."""
         if report.chunks or report.counters.get("chunks_title_scanned"):
             return self.vector_labels
-        entity_writes = ("title_mentions", "entities_embedded", "merges")
+        entity_writes = ("title_mentions", "entities_embedded", "merges", "entities_refreshed")
         return ("Entity",) if any(report.counters.get(name) for name in entity_writes) else ()
 
     def chunk_signature(self, signature: str, extracted: ChunkExtraction | None) -> str:
@@ -155,12 +156,12 @@ class KnowledgeGraphStep(EnrichStep):
                                                      source=f"{self.prefix}{self.version}:titles",
                                                      progress=ctx.progress)
         with phase(report, "entity_embeddings"):
-            refresh_entities(store)
+            report.count("entities_refreshed", refresh_entities(store))
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
             with phase(report, "resolution"):
                 resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
-                refresh_entities(store)
+                report.count("entities_refreshed", refresh_entities(store))
             with phase(report, "entity_embeddings"):
                 embed_entities(ctx, report, self.unembedded_types)
         with phase(report, "homes"):
@@ -173,10 +174,12 @@ class KnowledgeGraphStep(EnrichStep):
         report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
 
 
-def refresh_entities(store) -> None:
-    """Mention counts and missing descriptions after mentions changed (two statements, see their files)."""
-    store.run("kg_refresh_entities", write=True)
-    store.run("kg_refill_descriptions", write=True)
+def refresh_entities(store) -> int:
+    """Mention and relation counts and missing descriptions after mentions or relations changed (two
+    statements, see their files): the number of entity writes (each one re-inserts the entity's vector)."""
+    counted = store.run("kg_refresh_entities", write=True)
+    described = store.run("kg_refill_descriptions", write=True)
+    return sum(int(rows[0]["updated"] or 0) for rows in (counted, described) if rows)
 
 
 def entity_text(method: str | None, name: str, description: str | None) -> str:
