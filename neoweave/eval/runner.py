@@ -281,12 +281,13 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         row["stage_ms"]["retrieval"] = {"p50": metrics.percentile(retrieval, 50),
                                         "p95": metrics.percentile(retrieval, 95)}
         # per named statement, over the questions that sent it (a statement some questions skip is not a 0)
-        statements = sorted({name for r in group for name in r.get("statement_ms", {})})
-        row["statement_ms"] = {name: {"questions": len(sent), "p50": metrics.percentile(sent, 50),
-                                      "p95": metrics.percentile(sent, 95)}
-                               for name in statements
-                               for sent in [[r["statement_ms"][name] for r in group
-                                             if name in r.get("statement_ms", {})]]}
+        sent: dict[str, list[float]] = {}
+        for r in group:
+            for statement, ms in r.get("statement_ms", {}).items():
+                sent.setdefault(statement, []).append(ms)
+        row["statement_ms"] = {statement: {"questions": len(times), "p50": metrics.percentile(times, 50),
+                                           "p95": metrics.percentile(times, 95)}
+                               for statement, times in sorted(sent.items())}
         usage = evaluation.resources.get((name, k))
         if usage is not None and qtype == "all":
             row.update(usage.flat())

@@ -51,7 +51,10 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
     mode = cfg.structured_output
     server_pid = None
     concurrency = cfg.concurrency
-    timeout = cfg.timeout or ENDPOINT_TIMEOUT  # the local model's is set below
+    local = cfg.provider == "local" and not cfg.base_url
+    # a local request that times out is not cancelled: the server finishes it while the retry queues behind,
+    # so a short timeout on a busy machine turned one slow judge verdict into three (24 timeouts in 17)
+    timeout = cfg.timeout or (LOCAL_TIMEOUT if local else ENDPOINT_TIMEOUT)
     if cfg.provider == "azure":
         if not cfg.base_url:
             from neoweave.errors import ConfigError
@@ -71,10 +74,7 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
                                   model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
         endpoint = server.ensure_running()
         server_pid = server.pid()
-        # a local request that times out is not cancelled: the server finishes it while the retry queues behind,
-        # so a short timeout on a busy machine turned one slow judge verdict into three (24 timeouts in 17)
-        client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=cfg.timeout or LOCAL_TIMEOUT,
-                               max_retries=0)
+        client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=timeout, max_retries=0)
         if mode == "auto":
             mode = "json_object_schema"  # llama.cpp turns the schema into a grammar
         concurrency = 1  # llama-cpp-python's server answers one request at a time: more would only queue (and
