@@ -74,6 +74,20 @@ def test_kg_one_hop_and_parameter_errors(enriched, embedder):
         KGRetriever.parse_parameter("hop_decay=much")
 
 
+def test_kg_links_names_in_any_word_order_by_full_text_unless_switched_off(enriched, embedder):
+    munch = enriched.query("MATCH (e:Entity {key: 'edvard munch'}) RETURN e.id AS id")[0]["id"]
+    scattered = "Where did Munch, first name Edvard, live?"  # no n-gram of it is the name
+    options = {"k": 0, "hops": 0, "entity_k": 0}  # seeds only, none by embedding
+    by_fulltext = strategy("kg", enriched, embedder, **options).retrieve(scattered)
+    assert munch in by_fulltext.trace.nodes and "kg_link_entities" in by_fulltext.trace.statements
+    names_only = strategy("kg", enriched, embedder, link_fulltext=False, **options).retrieve(scattered)
+    assert "kg_link_names" in names_only.trace.statements
+    assert "kg_link_entities" not in names_only.trace.statements
+    assert munch not in names_only.trace.nodes
+    exact = strategy("kg", enriched, embedder, link_fulltext=False, **options).retrieve("What did Edvard Munch paint?")
+    assert munch in exact.trace.nodes
+
+
 def test_kg_does_not_expand_hub_entities_but_reaches_their_relations_from_the_other_end(enriched, embedder):
     degrees = {row["id"]: row["degree"] for row in enriched.query(
         "MATCH (e:Entity)-[:RELATED]-() RETURN e.id AS id, count(*) AS degree")}

@@ -233,6 +233,7 @@ EXAMPLES = {
                             "weight_factor": 0.05, "max_chunks": 2, "max_degree": 500},
     "kg_link_entities": {"keys": ["asyncio"], "query": "asyncio", "fulltext_k": 3, "entity_k": 1,
                          "embedding": _unit([1, 0, 0, 0])},
+    "kg_link_names": {"keys": ["asyncio"], "entity_k": 1, "embedding": _unit([1, 0, 0, 0])},
     "chunk_contexts": {"chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0])},
     "ppr_expand": {"entity_ids": ["code:asyncio"], "chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0]),
                    "per_node": 3, "max_mentions": 100, "link_methods": ["authored", "inferred"]},
@@ -427,3 +428,9 @@ def test_params_header_writes_embeddings_compactly_and_other_values_like_the_cli
     assert len(header) < 14 * len(vector)  # 9 significant digits, not the client's 17
     expected = " ".join(f"{name}={stringify_param_value(value)}" for name, value in others.items())
     assert header.endswith(expected + " ")
+    # the vector's text is memoised by value: the same list edited in place is written anew
+    assert params_header({"embedding": vector}) == params_header({"embedding": list(vector)})
+    vector[5] = 0.25
+    assert "embedding=[" in params_header({"embedding": vector})
+    assert params_header({"embedding": vector}).split(",")[5] == "0.25"
+

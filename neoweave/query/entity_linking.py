@@ -99,12 +99,13 @@ def span_is_cased(question: str, span: tuple[int, int]) -> bool:
 
 
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
-                  min_similarity: float, lowercase_score: float = 1.0) -> dict[str, float]:
+                  min_similarity: float, lowercase_score: float = 1.0, fulltext: bool = True) -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
     aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
     word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
     cosine for one of the `entity_k` nearest entity vectors at or above `min_similarity`. One statement
-    (`kg_link_entities`) brings all three kinds."""
+    (`kg_link_entities`) brings all three kinds; without `fulltext`, `kg_link_names` brings names and vectors
+    (the full-text branch's cost grows with the number of entity names)."""
     keys = question_keys(question)
     cased = cased_words(question)
 
@@ -114,6 +115,8 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     if query is None:  # no plain words: only the embedding can link
         rows = run("kg_entity_vector_search", {"k": entity_k, "embedding": embedding}) if entity_k else []
         rows = [{**row, "via": "vector"} for row in rows]
+    elif not fulltext:
+        rows = run("kg_link_names", {"keys": sorted(keys), "entity_k": max(entity_k, 1), "embedding": embedding})
     else:
         rows = run("kg_link_entities", {"keys": sorted(keys), "query": query, "fulltext_k": 10,
                                         "entity_k": max(entity_k, 1), "embedding": embedding})

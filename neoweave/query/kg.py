@@ -37,6 +37,9 @@ class KGRetriever(Strategy):
     """Entities linked by embedding similarity to the question (besides names found in it)."""
     min_entity_similarity: float = 0.5
     """Embedding-linked entities below this cosine to the question are not used."""
+    link_fulltext: bool = True
+    """Also link entities through the full-text index over names and aliases (every word of a name or alias
+    in the question, in any order), besides exact n-gram names and embeddings."""
     hops: int = 2
     """Relation hops from the question's entities (1 or 2, as in the thesis)."""
     per_entity: int = 10
@@ -90,7 +93,8 @@ class KGRetriever(Strategy):
     def _link(self, question: str, embedding: list[float], trace: Trace) -> dict[str, float]:
         """entity id -> link score (see `entity_linking.link_question`)."""
         seeds = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
-                              embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity)
+                              embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
+                              fulltext=self.link_fulltext)
         for entity_id in seeds:
             trace.node(entity_id)
         return seeds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -60,10 +61,17 @@ def params_header(params: Mapping[str, Any]) -> str:
     are written in one join with 9 significant digits, which round-trip a float32 exactly: the client's
     per-element formatting of 17 digits cost ~0.35 ms per 384-dimension vector in Python, and more parsing
     in the server, on every statement carrying the question's embedding (and every batch of chunk vectors).
+    The last few vectors' text is kept: a retrieval sends one question embedding in 3-5 statements.
     """
     if not params:
         return ""
     return "CYPHER " + " ".join(f"{name}={_literal(value)}" for name, value in params.items()) + " "
+
+
+@functools.lru_cache(maxsize=8)
+def _vector_literal(vector: tuple[float, ...]) -> str:
+    """A vector in 9 significant digits (a float32 exactly), memoised by value (~5 us against ~0.2 ms)."""
+    return "[" + ",".join(map("%.9g".__mod__, vector)) + "]"
 
 
 def _literal(value: Any) -> str:
@@ -71,7 +79,7 @@ def _literal(value: Any) -> str:
         value = value.replace("\x00", "")  # the query travels as a C string: a NUL would cut it short
     if isinstance(value, list):
         if len(value) >= 16 and set(map(type, value)) == {float}:
-            return "[" + ",".join(map("%.9g".__mod__, value)) + "]"
+            return _vector_literal(tuple(value))
         return "[" + ",".join(map(_literal, value)) + "]"
     if isinstance(value, dict):
         if any(not isinstance(key, str) or not key or "`" in key for key in value):
