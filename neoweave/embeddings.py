@@ -121,6 +121,17 @@ class Embedder:
         import copy
 
         tokenizer = copy.deepcopy(self._load().tokenizer)
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:
+            # the Rust tokenizer directly, without padding or truncation: the transformers wrapper around it
+            # cost ~0.7 ms of kg's ~1.8 ms for counting 15 facts per question
+            backend.no_truncation()
+            backend.no_padding()
+
+            def count_fast(texts: list[str]) -> list[int]:
+                return [len(encoding.ids) for encoding in backend.encode_batch(texts, add_special_tokens=True)]
+
+            return count_fast
 
         def count(texts: list[str]) -> list[int]:
             encoded = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]

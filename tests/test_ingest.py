@@ -157,3 +157,15 @@ def test_another_embedding_model_is_refused_before_any_write(falkordb_store, emb
     with pytest.raises(SchemaMismatch):
         _ingestor(falkordb_store, embedder).ingest(site)
     assert "Document" not in falkordb_store.counts().nodes
+
+
+def test_token_counts_are_the_models_own_and_never_truncated(embedder):
+    # chunk and fact token counts (context budgets) come from the Rust tokenizer without the transformers
+    # wrapper: the counts must stay those of the model's tokenizer, special tokens included, untruncated
+    texts = ["", "short", "word " * 700, "Ünïcödé 日本語 os.path.join()", "a\x00b", "Edvard Munch painted The Scream."]
+    tokenizer = embedder._load().tokenizer
+    expected = [len(ids) for ids in tokenizer(texts, add_special_tokens=True, truncation=False,
+                                              verbose=False)["input_ids"]]
+    assert embedder.count_tokens(texts) == expected
+    assert expected[2] > 700 and expected[0] == 2
+    assert embedder.token_counter()(texts[:2]) == expected[:2]

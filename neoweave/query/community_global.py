@@ -157,7 +157,7 @@ class CommunityGlobalRetriever(Strategy):
         if replies and all(not reply.ok and not reply.calls for reply in replies):  # an outage is no "nothing found"
             raise NeoweaveError(f"community_global: every map call failed: {replies[0].error}")
         points.sort(key=lambda p: -p.score)  # stable: equal scores keep batch order
-        with cost.timed("embed"):  # as the reduce prompt shows them: "- (score) text"
+        with cost.timed("tokens"):  # as the reduce prompt shows them: "- (score) text"
             counts = self.embedder.count_tokens([f"- ({p.score}) {p.text}" for p in points]) if points else []
         kept, used = [], 0  # best first until one does not fit (graphrag): never a weaker point before a better
         for point, count in zip(points, counts, strict=True):

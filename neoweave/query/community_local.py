@@ -90,7 +90,7 @@ class CommunityLocalRetriever(Strategy):
         facts = self._facts(relations)
         # reports carry the count made when they were written; facts (and reports written without one) are counted
         uncounted = [*(r for r in reports if not r.token_count), *facts]
-        with cost.timed("embed"):
+        with cost.timed("tokens"):
             counts = self.embedder.count_tokens([item.text if isinstance(item, ReportItem) else item.text()
                                                  for item in uncounted])
         for item, count in zip(uncounted, counts, strict=True):

@@ -82,7 +82,7 @@ class KGRetriever(Strategy):
             facts = self._facts(seeds, embedding, trace)
             items += self._fact_chunks(facts, embedding, {item.chunk_id for item in items}, trace)
         if facts:
-            with cost.timed("embed"):
+            with cost.timed("tokens"):  # counting the facts is retrieval work, not question embedding
                 counts = self.embedder.count_tokens([fact.text() for fact in facts])
             for fact, count in zip(facts, counts, strict=True):
                 fact.token_count = count
