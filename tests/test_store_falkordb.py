@@ -434,3 +434,31 @@ def test_params_header_writes_embeddings_compactly_and_other_values_like_the_cli
     assert "embedding=[" in params_header({"embedding": vector})
     assert params_header({"embedding": vector}).split(",")[5] == "0.25"
 
+
+
+def test_reply_values_are_read_as_the_client_reads_them(falkordb_store):
+    # the store reads FalkorDB's compact replies itself (scalars, lists, maps) and hands graph values to the
+    # client's parser: every value type must come back as it did through the client plus `_plain`
+    from neoweave.store.falkordb_store import _plain
+
+    falkordb_store.query("CREATE (:Probe {name: 'a\u00e9\u65e5', n: 7})-[:PROBED {w: 0.5}]->(:Probe {name: 'b'})",
+                         write=True)
+    cypher = """MATCH p = (a:Probe {name: 'a\u00e9\u65e5'})-[r:PROBED]->(b:Probe)
+    RETURN 'text \u65e5' AS s, 42 AS i, -3.25 AS f, 1e-300 AS tiny, true AS yes, false AS no, null AS nothing,
+           [1, 'x', [2.5, null], {k: [true]}] AS nested, {a: 1, b: {c: 'd'}, e: []} AS map,
+           vecf32([0.25, -1.5, 3.0]) AS vector, a AS node, r AS edge, p AS path, [a, b] AS nodes,
+           {n: b} AS node_map, point({latitude: 1.5, longitude: 2.5}) AS place, date('2026-11-25') AS day"""
+    rows = falkordb_store.query(cypher)
+    result = falkordb_store._graph_handle().ro_query(cypher)
+    expected = [dict(zip([c[1] for c in result.header], map(_plain, row), strict=True)) for row in result.result_set]
+    assert rows == expected and len(rows) == 1
+    row = rows[0]
+    assert (row["s"], row["i"], row["f"], row["yes"], row["no"], row["nothing"]) == ("text \u65e5", 42, -3.25, True,
+                                                                                    False, None)
+    assert row["nested"] == [1, "x", [2.5, None], {"k": [True]}] and row["map"] == {"a": 1, "b": {"c": "d"}, "e": []}
+    assert row["vector"] == [0.25, -1.5, 3.0] and row["tiny"] == 1e-300
+    assert row["node"]["properties"] == {"name": "a\u00e9\u65e5", "n": 7} and row["edge"]["type"] == "PROBED"
+    assert [n["properties"]["name"] for n in row["nodes"]] == ["a\u00e9\u65e5", "b"]
+    assert falkordb_store.query("CREATE (:Probe {name: 'c'})", write=True) == []  # statistics only
+    with pytest.raises(NeoweaveError, match="rejected"):  # a run-time error in the reply is raised
+        falkordb_store.query("UNWIND [1, 0] AS x RETURN 1 / x AS y, toInteger('a') + [] AS z")

@@ -27,6 +27,53 @@ _ALREADY = ("already indexed", "already exists", "already exist")
 _SCALARS = (str, int, float, bool, type(None))
 
 
+# value types of FalkorDB's compact reply (falkordb.query_result.PARSE_SCALAR_TYPES is indexed by them)
+_NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _MAP, _VECTORF32 = 1, 2, 3, 4, 5, 6, 10, 12
+
+
+def _records(graph: Any, reply: list[Any]) -> list[dict[str, Any]]:
+    """Rows of a `--compact` GRAPH.QUERY reply as dicts of plain values.
+
+    Scalars, lists and maps are read here; nodes, edges, paths and the rarer types go through the client's
+    own parser. The client's generic per-value parsing plus `_plain` cost ~1.5 ms of kg's ~12 ms per question
+    (about 90 rows); this reads the same values in about a third of that.
+    """
+    for part in (reply[0], reply[-1]):  # a run-time error arrives as the reply's first or last element
+        if isinstance(part, redis.exceptions.ResponseError):
+            raise part
+    if len(reply) < 3 or not reply[0]:  # statistics only: a write without RETURN
+        return []
+    columns = [_text(column[1]) for column in reply[0]]
+    return [dict(zip(columns, [_value(graph, cell) for cell in row], strict=True)) for row in reply[1]]
+
+
+def _text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode()
+
+
+def _value(graph: Any, cell: list[Any]) -> Any:
+    kind, value = cell
+    if kind == _STRING:
+        return _text(value)
+    if kind == _INTEGER:
+        return int(value)
+    if kind == _DOUBLE:
+        return float(value)
+    if kind == _NULL:
+        return None
+    if kind == _ARRAY:
+        return [_value(graph, item) for item in value]
+    if kind == _BOOLEAN:
+        return _text(value) == "true"
+    if kind == _MAP:
+        return {_text(value[i]): _value(graph, value[i + 1]) for i in range(0, len(value), 2)}
+    if kind == _VECTORF32:
+        return [float(item) for item in value]
+    from falkordb.query_result import parse_scalar
+
+    return _plain(parse_scalar(cell, graph))  # nodes, edges, paths, points, dates and times
+
+
 def _plain(value: Any) -> Any:
     """FalkorDB client values (nodes, edges, paths, ordered dicts) as plain Python values.
 
@@ -202,9 +249,8 @@ class FalkorDBStore(GraphStore):
 
         def action(graph: Any) -> list[dict[str, Any]]:
             text = params_header(params) + cypher
-            result = graph.query(text) if write else graph.ro_query(text)
-            columns = [column[1] for column in result.header]
-            return [dict(zip(columns, map(_plain, row), strict=True)) for row in result.result_set]
+            return _records(graph, graph.execute_command("GRAPH.QUERY" if write else "GRAPH.RO_QUERY",
+                                                         graph.name, text, "--compact"))
 
         try:
             return self._with_reconnect(action)
