@@ -118,8 +118,17 @@ def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):
     qa.write_text(json.dumps({"id": "q1", "question": "How does the event loop schedule coroutines?", "answer": "x",
                               "evidence": ["https://docs.example.org/tiny/guide/memory.html#garbage-collection"]})
                   + "\n")
+    def embedded_link_contexts() -> int:
+        return json.loads(cli("cypher", "MATCH ()-[l:LINKS_TO]->() RETURN count(l.context_embedding) AS n",
+                              "--json").stdout)["n"]
+
+    # link contexts are embedded before timing only when a strategy of the run reads them (LARAG)
+    cli("eval", "--qa", str(qa), "--corpus", str(site), "--base-url", "https://docs.example.org/tiny/",
+        "--strategies", "naive", "--out", "naive-only")
+    assert embedded_link_contexts() == 0
     out = cli("eval", "--qa", str(qa), "--corpus", str(site), "--base-url", "https://docs.example.org/tiny/",
               "--k", "1,2", "--out", "report").stdout
+    assert embedded_link_contexts() > 0
     assert "| larag | 1 | all | 1 | 1.000 |" in out and "report: report/report.md" in out
     assert {p.name for p in (workdir / "report").iterdir()} == {"report.md", "records.json", "summary.json",
                                                                 "plot.png"}

@@ -80,11 +80,12 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
             log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
                      ingested.documents_changed, ingested.documents_unchanged)
         store.check_meta(settings.embedding.model, embedder.dimension)
-        from neoweave.ingest.link_contexts import embed_all_link_contexts
+        if any(STRATEGIES.get(name).reads_link_contexts for name in config.strategies):
+            from neoweave.ingest.link_contexts import embed_all_link_contexts
 
-        embedded = embed_all_link_contexts(store, embedder, progress=progress)  # before timing: queries only read
-        if embedded:
-            log.info("embedded the context of %d links before timing", embedded)
+            embedded = embed_all_link_contexts(store, embedder, progress=progress)  # before timing: queries read
+            if embedded:
+                log.info("embedded the context of %d links before timing", embedded)
         if config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
                                  for name in config.strategies):
             from neoweave.llm import create_gateway

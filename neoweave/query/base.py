@@ -217,6 +217,9 @@ class Strategy:
     name: ClassVar[str]
     needs_llm: ClassVar[bool] = False
     """True for a strategy that calls the LLM while retrieving (global search's map step)."""
+    reads_link_contexts: ClassVar[bool] = False
+    """True for a strategy that scores hyperlinks by their context embeddings (LARAG), or may run one (the
+    strategies that compose others): evaluations embed the missing link contexts before timing only then."""
     returns_passages: ClassVar[bool] = True
     """False for a strategy whose context is not passages (global search's key points): evaluations leave its
     evidence metrics out instead of scoring it zero."""

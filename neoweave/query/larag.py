@@ -16,6 +16,7 @@ set-oriented queries, not one query per link.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import link_embedding_rows
@@ -30,6 +31,7 @@ LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["infe
 @dataclass
 class LARAG(Strategy):
     name = "larag"
+    reads_link_contexts: ClassVar[bool] = True
 
     k: int = 5
     """Seed chunks from vector search."""

@@ -62,6 +62,7 @@ class _Resolved:
 @dataclass
 class PankRAG(Strategy):
     name = "pank"
+    reads_link_contexts: ClassVar[bool] = True
     needs_llm: ClassVar[bool] = True
 
     max_sub_questions: int = 4

@@ -60,6 +60,7 @@ def step_messages(question: str, steps: list[SubQuestion], asked: str, items: li
 @dataclass
 class RecursiveRAG(Strategy):
     name = "recursive"
+    reads_link_contexts: ClassVar[bool] = True
     needs_llm: ClassVar[bool] = True
 
     rounds: int = 5

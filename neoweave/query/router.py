@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query import question_types
@@ -54,6 +54,7 @@ def parse_routes(entries: tuple[str, ...] | list[str]) -> dict[str, str]:
 @dataclass
 class Router(Strategy):
     name = "router"
+    reads_link_contexts: ClassVar[bool] = True
 
     routes: tuple[str, ...] = ()
     """CLASS=STRATEGY entries over DEFAULT_ROUTES (neoweave.toml's [router] routes when not given)."""
