@@ -47,7 +47,7 @@ def test_kg_gives_facts_within_two_hops_with_their_chunks(enriched, embedder):
     assert len({i.chunk_id for i in result.items}) == len(result.items)
     assert all(i.origin == "fact" and i.details["fact"] for i in result.items[1:])
     assert result.context_tokens > sum(i.token_count for i in result.items)  # facts count as context
-    statements = {"kg_link_entities", "kg_entity_relations", "chunk_contexts"}
+    statements = {"kg_link_names", "kg_entity_relations", "chunk_contexts"}
     assert statements <= set(result.trace.statements)
     # each statement's time, summed over its calls (two kg_entity_relations hops), within the graph stage
     assert set(result.trace.statement_ms) == set(result.trace.statements)
@@ -63,7 +63,7 @@ def test_kg_one_hop_and_parameter_errors(enriched, embedder):
     assert [i.origin for i in one_hop.items] == ["seed"] * 3  # k=5 over a three-chunk corpus
     wordless = strategy("kg", enriched, embedder).retrieve("???")  # no words to match: vectors alone link
     assert "kg_entity_vector_search" in wordless.trace.statements
-    assert "kg_link_entities" not in wordless.trace.statements
+    assert not {"kg_link_entities", "kg_link_names"} & set(wordless.trace.statements)
     nothing = strategy("kg", enriched, embedder, hops=0).retrieve("Who taught Margit Halden?")
     assert nothing.facts == []
     with pytest.raises(NeoweaveError, match="hops must be 0, 1 or 2"):
@@ -78,13 +78,13 @@ def test_kg_links_names_in_any_word_order_by_full_text_unless_switched_off(enric
     munch = enriched.query("MATCH (e:Entity {key: 'edvard munch'}) RETURN e.id AS id")[0]["id"]
     scattered = "Where did Munch, first name Edvard, live?"  # no n-gram of it is the name
     options = {"k": 0, "hops": 0, "entity_k": 0}  # seeds only, none by embedding
-    by_fulltext = strategy("kg", enriched, embedder, **options).retrieve(scattered)
+    by_fulltext = strategy("kg", enriched, embedder, link_fulltext=True, **options).retrieve(scattered)
     assert munch in by_fulltext.trace.nodes and "kg_link_entities" in by_fulltext.trace.statements
-    names_only = strategy("kg", enriched, embedder, link_fulltext=False, **options).retrieve(scattered)
+    names_only = strategy("kg", enriched, embedder, **options).retrieve(scattered)  # the default
     assert "kg_link_names" in names_only.trace.statements
     assert "kg_link_entities" not in names_only.trace.statements
     assert munch not in names_only.trace.nodes
-    exact = strategy("kg", enriched, embedder, link_fulltext=False, **options).retrieve("What did Edvard Munch paint?")
+    exact = strategy("kg", enriched, embedder, **options).retrieve("What did Edvard Munch paint?")
     assert munch in exact.trace.nodes
 
 
