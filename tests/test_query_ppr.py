@@ -227,3 +227,19 @@ def test_gds_engine_walks_like_the_python_one(neo4j_store):
     assert sorted(gds, key=gds.get) == sorted(python, key=python.get)
     for node in graph.labels:
         assert gds[node] == pytest.approx(python[node], abs=1e-4)
+
+
+def test_strategies_that_rank_links_by_context_embedding_say_so():
+    # eval embeds missing link contexts before timing only for strategies flagged `reads_link_contexts`:
+    # a strategy whose statements read `context_embedding` unflagged would rank links unembedded
+    from pathlib import Path
+
+    import neoweave.cypher
+    from neoweave.registry import STRATEGIES
+
+    folder = Path(neoweave.cypher.__file__).parent
+    readers = {path.stem for path in folder.rglob("*.cypher") if "context_embedding" in path.read_text()
+               and "SET" not in path.read_text() and "IS NULL" not in path.read_text()}
+    assert readers == {"larag_expand", "ppr_expand"}  # a new reader: flag its strategy, then extend this set
+    assert STRATEGIES.get("larag").reads_link_contexts and STRATEGIES.get("ppr").reads_link_contexts
+    assert not STRATEGIES.get("naive").reads_link_contexts and not STRATEGIES.get("kg").reads_link_contexts

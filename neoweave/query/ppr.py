@@ -28,6 +28,7 @@ chunks and their links take part: a walk over the document graph).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
@@ -44,6 +45,7 @@ LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["infe
 @dataclass
 class PPRRetriever(Strategy):
     name = "ppr"
+    reads_link_contexts: ClassVar[bool] = True  # ppr_expand ranks a chunk's links by their context embedding
 
     k: int = 5
     """Chunks returned, by PageRank mass."""
