@@ -1,5 +1,6 @@
-// kg retriever, entity linking in one round trip: entities whose normalised name is one of the question's word
-// n-grams (with their homes), full-text hits over entity names and aliases, and the nearest entity vectors.
+// Entity linking in one round trip (ppr, khl, community_local; kg with link_fulltext): entities whose
+// normalised name is one of the question's word n-grams (with their homes), full-text hits over entity names
+// and aliases, and the nearest entity vectors. kg_link_names is the same without the full-text branch.
 // Column `via` says which ('name', 'fulltext', 'vector'); the retriever filters and ranks them.
 // @param keys: LIST  normalised n-grams of the question
 // @param query: STRING  the store's any-word query for the question's words (never raw user syntax)
