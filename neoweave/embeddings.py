@@ -7,6 +7,7 @@ import threading
 
 from neoweave.config import EmbeddingSettings
 from neoweave.errors import ConfigError
+from neoweave.token_counting import wordpiece_counter
 
 # Dimensions of common sentence-transformers models, so `init` and `status` need not load a model.
 KNOWN_DIMENSIONS: dict[str, int] = {
@@ -128,10 +129,10 @@ class Embedder:
             backend.no_truncation()
             backend.no_padding()
 
-            def count_fast(texts: list[str]) -> list[int]:
+            def count_encoded(texts: list[str]) -> list[int]:
                 return [len(encoding.ids) for encoding in backend.encode_batch(texts, add_special_tokens=True)]
 
-            return count_fast
+            return wordpiece_counter(backend, count_encoded) or count_encoded
 
         def count(texts: list[str]) -> list[int]:
             encoded = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]

@@ -1,5 +1,7 @@
 """Ingest end to end: real files, the real embedding model, a real FalkorDB graph."""
 
+from pathlib import Path
+
 import pytest
 
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
@@ -169,3 +171,22 @@ def test_token_counts_are_the_models_own_and_never_truncated(embedder):
     assert embedder.count_tokens(texts) == expected
     assert expected[2] > 700 and expected[0] == 2
     assert embedder.token_counter()(texts[:2]) == expected[:2]
+
+
+def test_word_by_word_token_counts_equal_the_tokenizers_on_real_text(embedder):
+    # the counter sums memoised word counts for printable ASCII (BERT splits on whitespace and punctuation
+    # first); every count must equal the tokenizer's, on prose, code and markup, and on the texts it leaves
+    # to the tokenizer (accents, control characters, special tokens written out, words over 100 characters)
+    root = Path(__file__).resolve().parents[1]
+    sources = [root / "README.md", root / "ARCHITECTURE.md", root / "neoweave" / "query" / "kg.py",
+               root / "tests" / "data" / "resolution" / "corpus.jsonl", root / "tests" / "data" / "site" / "index.html"]
+    texts = [block for source in sources for block in source.read_text(encoding="utf-8").split("\n\n") if block]
+    texts += ["Say [SEP] or [unk] here", "x" * 150 + " y", "tab\tand\r\nnew\x0bline", "C++ & e-mail: a_b@c.d`~",
+              "Café déjà vu", "naïve " * 3, "", "   "]
+    tokenizer = embedder._load().tokenizer
+    expected = [len(ids) for ids in tokenizer(texts, add_special_tokens=True, truncation=False,
+                                              verbose=False)["input_ids"]]
+    counter = embedder.token_counter()
+    assert len(texts) > 200
+    assert counter(texts) == expected
+    assert counter(texts[::-1]) == expected[::-1]  # memoised words count the same the second time
