@@ -142,8 +142,15 @@ def test_ppr_walks_from_the_named_entity_to_the_bridge_page(walk_graph, embedder
     edges = set(result.trace.relationships)
     assert ("org:alpha corp", "DESCRIBED_BY", "alpha") in edges and ("alpha", "HAS_CHUNK", "alpha:0") in edges
     assert ("alpha", "LINKS_TO", "keller") in edges and ("alpha:0", "MENTIONS", "person:bruno keller") in edges
-    assert result.trace.statements == ["chunk_vector_search", "kg_link_entities", "ppr_expand", "ppr_expand",
-                                       "chunk_contexts"]
+    # links of the frontier chunks' sections get their context embedded (once) before ppr_expand ranks them
+    statements = result.trace.statements
+    assert [s for s in statements if "context_embedding" not in s] == [
+        "chunk_vector_search", "kg_link_entities", "ppr_expand", "ppr_expand", "chunk_contexts"]
+    assert "set_link_context_embeddings" in statements
+    assert statements.index("chunk_links_missing_context_embedding") < statements.index("ppr_expand")
+    again = strategy("ppr", walk_graph, embedder, k=3).retrieve(QUESTION)
+    assert "set_link_context_embeddings" not in again.trace.statements
+    assert [item.chunk_id for item in again.items] == ranked
     assert result.as_dict()["trace"]["seeds"]  # what `neoweave query --json` prints
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.ingest.link_contexts import link_embedding_rows
 from neoweave.parameters import check_at_least, parse_parameter
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
@@ -280,6 +281,20 @@ class Strategy:
             return self.store.run(name, params, write=write)
         finally:
             trace.add_statement_ms(name, (time.perf_counter() - started) * 1000)
+
+    def _embed_link_contexts(self, statement: str, params: dict[str, Any], trace: Trace, cost: Cost) -> None:
+        """Embed (once) the contexts of the links `statement` finds without one, and cache them on the edges:
+        strategies that rank links by their context (`reads_link_contexts`) would rank those links last."""
+        with cost.timed("graph"):
+            missing = self._run(trace, statement, params)
+        if not missing:
+            return
+        with cost.timed("embed"):
+            rows = link_embedding_rows(missing, self.embedder)
+        with cost.timed("graph"):
+            for start in range(0, len(rows), self.store.batch_size):
+                self._run(trace, "set_link_context_embeddings", {"rows": rows[start:start + self.store.batch_size]},
+                          write=True)
 
     def _seed(self, question: str, k: int, trace: Trace, cost: Cost) -> tuple[list[float], list[ContextItem]]:
         with cost.timed("embed"):

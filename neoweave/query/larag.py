@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from neoweave.errors import NeoweaveError
-from neoweave.ingest.link_contexts import link_embedding_rows
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import link_entities
 
@@ -70,7 +69,7 @@ class LARAG(Strategy):
             if not frontier:
                 break
             expanded_sections.update(frontier)
-            self._embed_link_contexts(frontier, trace, cost)
+            self._embed_link_contexts("links_missing_context_embedding", {"section_ids": frontier}, trace, cost)
             with cost.timed("graph"):
                 rows = self._run(trace, "larag_expand", {
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
@@ -119,15 +118,3 @@ class LARAG(Strategy):
             items.append(ContextItem.from_row(row, "entity", {"entity": entity_id}))
         return items
 
-    def _embed_link_contexts(self, sections: list[str], trace: Trace, cost: Cost) -> None:
-        """Embed (once) the contexts of links leaving `sections`, and cache them on the edges."""
-        with cost.timed("graph"):
-            missing = self._run(trace, "links_missing_context_embedding", {"section_ids": sections})
-        if not missing:
-            return
-        with cost.timed("embed"):
-            rows = link_embedding_rows(missing, self.embedder)
-        with cost.timed("graph"):
-            for start in range(0, len(rows), self.store.batch_size):
-                self._run(trace, "set_link_context_embeddings", {"rows": rows[start:start + self.store.batch_size]},
-                          write=True)

@@ -156,6 +156,9 @@ class PPRRetriever(Strategy):
         expanded: set[str] = set()
         frontier = list(graph.labels)
         for hop in range(1, self.hops + 1):
+            chunks = [node for node in frontier if graph.labels[node] == "Chunk"]
+            if chunks and self.link_weight:
+                self._embed_link_contexts("chunk_links_missing_context_embedding", {"chunk_ids": chunks}, trace, cost)
             with cost.timed("graph"):
                 self._expand(frontier, graph, embedding, trace)
             expanded.update(frontier)
