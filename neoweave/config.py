@@ -73,7 +73,9 @@ class LLMSettings(_Section):
     cache: bool = True
     local_model_dir: Path | None = Field(None, description="assembled GGUF files (default ~/.cache/neoweave)")
     local_context: int = Field(4096, ge=256)
-    local_threads: int | None = Field(None, ge=1)
+    local_threads: int | None = Field(
+        None, ge=1, description="threads of the local model server; unset: one per physical core this process may "
+        "use (llama.cpp's own default, half the logical CPUs, left one of two cores idle: 25 % slower answers)")
     prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="model -> (USD per 1M prompt tokens, USD per 1M completion tokens)")
 

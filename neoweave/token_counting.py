@@ -2,10 +2,11 @@
 
 Counting the ~15 facts kg gives a prompt through the Rust tokenizer cost ~2.5 ms per question, most of it
 building encodings (ids, offsets, masks) that a count throws away. A BERT tokenizer splits text on
-whitespace and punctuation before WordPiece, so a text's count is the special tokens plus the sum of its
-words' counts, and a word's count never changes: printable-ASCII text is split here with one regular
-expression and each word's count is looked up. Any other text (accents, CJK, control characters) and text
-that names a special token goes through the tokenizer itself, so every count equals the tokenizer's.
+whitespace and punctuation before WordPiece, and its normalizer works character by character, so a text's
+count is the special tokens plus the sum of the counts of its space-separated pieces, and a piece's count
+never changes. Printable-ASCII text is split here with one regular expression into the tokenizer's words;
+a piece with any other character (accents, CJK, control characters) is counted by the tokenizer, once.
+Text that names a special token goes through the tokenizer whole, so every count equals the tokenizer's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ _PRINTABLE_ASCII = re.compile(r"[\t\n\r\x20-\x7e]*")
 # BERT's pre-tokenizer: runs of letters and digits are words; every other printable ASCII character is
 # punctuation (ASCII 33-47, 58-64, 91-96, 123-126) and a word of its own; whitespace separates.
 _WORDS = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")
+_ASCII_SPACE = re.compile(r"[ \t\n\r]+")
+"""Whitespace to the tokenizer and to Python alike (Python also splits on control characters the tokenizer
+drops, which would join the words around them)."""
 _MEMO_LIMIT = 200_000
 """Distinct words remembered before the memo starts afresh (a server's vocabulary grows without bound)."""
 
@@ -33,31 +37,45 @@ def wordpiece_counter(backend, encode_count: Counter) -> Counter | None:
         return None
     lowercase = bool(backend.normalizer.lowercase)
     special = backend.post_processor.num_special_tokens_to_add(False)
-    added = [token.content.lower() for token in backend.get_added_tokens_decoder().values()]
-    tokenize = backend.model.tokenize
-    memo: dict[str, int] = {}
+    added = [token.content for token in backend.get_added_tokens_decoder().values()]
+    names_special = re.compile("|".join(map(re.escape, added)), re.IGNORECASE) if added else None
+    words = _Memo(lambda word: len(backend.model.tokenize(word)))  # a word as the pre-tokenizer leaves it
+    pieces = _Memo(lambda piece: len(backend.encode(piece, add_special_tokens=False).ids))  # other characters
 
-    def count_word(word: str) -> int:
-        count = memo.get(word)
-        if count is None:
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-            count = memo[word] = len(tokenize(word))
-        return count
+    def count_ascii(text: str) -> int:
+        return sum(map(words.__getitem__, _WORDS.findall(text.lower() if lowercase else text)))
+
+    def count_piece(piece: str) -> int:
+        return count_ascii(piece) if _PRINTABLE_ASCII.fullmatch(piece) else pieces[piece]
 
     def count(texts: list[str]) -> list[int]:
         counts: list[int] = []
-        slow: list[int] = []
+        whole: list[int] = []
         for i, text in enumerate(texts):
-            folded = text.lower()
-            if not _PRINTABLE_ASCII.fullmatch(text) or any(token in folded for token in added):
-                slow.append(i)
+            if names_special is not None and names_special.search(text):
+                whole.append(i)  # a special token written out is one token to the tokenizer
                 counts.append(0)
-                continue
-            counts.append(special + sum(count_word(word) for word in _WORDS.findall(folded if lowercase else text)))
-        if slow:
-            for i, n in zip(slow, encode_count([texts[i] for i in slow]), strict=True):
+            elif _PRINTABLE_ASCII.fullmatch(text):
+                counts.append(special + count_ascii(text))
+            else:
+                counts.append(special + sum(count_piece(piece) for piece in _ASCII_SPACE.split(text) if piece))
+        if whole:
+            for i, n in zip(whole, encode_count([texts[i] for i in whole]), strict=True):
                 counts[i] = n
         return counts
 
     return count
+
+
+class _Memo(dict):
+    """Counts by key, computed on first use (a dict lookup in C for every word seen before)."""
+
+    def __init__(self, count_of: Callable[[str], int]) -> None:
+        super().__init__()
+        self._count_of = count_of
+
+    def __missing__(self, key: str) -> int:
+        if len(self) >= _MEMO_LIMIT:
+            self.clear()
+        count = self[key] = self._count_of(key)
+        return count

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from neoweave.config import load_settings
 from neoweave.errors import ConfigError, NeoweaveError
 from neoweave.llm import create_gateway
-from neoweave.llm.local import MODELS, LocalModel, LocalModelServer, ensure_model_file
+from neoweave.llm.local import MODELS, LocalModel, LocalModelServer, default_threads, ensure_model_file
 
 SMALL = MODELS["qwen2.5-coder-0.5b"]
 
@@ -68,6 +68,10 @@ def test_structured_call_cache_and_tokens_with_the_local_model(llm_data_dir, mod
 def test_the_server_is_reused_by_the_next_command(llm_data_dir, model_dir):
     server = LocalModelServer(SMALL, state_dir=llm_data_dir / "llm", model_dir=model_dir)
     url = server.ensure_running()
+    # one generation thread per physical core (llama.cpp's own default would leave one of two cores idle)
+    cmdline = Path(f"/proc/{json.loads(server.state_file.read_text())['pid']}/cmdline").read_bytes().split(b"\0")
+    assert cmdline[cmdline.index(b"--n_threads") + 1] == str(default_threads()).encode()
+    assert 1 <= default_threads() <= len(os.sched_getaffinity(0))
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
     env.update({"NEOWEAVE_DATA_DIR": str(llm_data_dir), "NEOWEAVE_LLM_MODEL": SMALL.key,
                 "NEOWEAVE_LLM_MODEL_DIR": str(model_dir)})

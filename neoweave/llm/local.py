@@ -154,6 +154,23 @@ def _answers(base_url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def default_threads() -> int:
+    """One generation thread per physical core available to this process.
+
+    llama.cpp's server defaults to half the logical CPUs, right for two hyperthreads per core but one thread
+    on a two-core machine without them: answers took 25 % longer there (8 chat completions of ~110 tokens,
+    253 s with one thread against 202 s with two, benchmarks in docs/benchmarks/local_threads.json)."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        import psutil
+
+        physical = psutil.cpu_count(logical=False) or available
+        logical = psutil.cpu_count(logical=True) or available
+    except ImportError:
+        physical = logical = available
+    return max(1, min(physical, available * physical // max(1, logical)))
+
+
 class LocalModelServer:
     """llama-cpp-python's OpenAI-compatible server for one local model, shared by every neoweave command."""
 
@@ -204,8 +221,7 @@ class LocalModelServer:
         port = _free_port()
         args = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", self.model.key,
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.context)]
-        if self.threads:
-            args += ["--n_threads", str(self.threads)]
+        args += ["--n_threads", str(self.threads or default_threads())]
         log.info("starting local model server for %s on port %d", self.model.key, port)
         with open(self.log_file, "ab") as log_handle:
             process = subprocess.Popen(args, stdout=log_handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
