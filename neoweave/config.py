@@ -75,7 +75,7 @@ class LLMSettings(_Section):
     local_context: int = Field(4096, ge=256)
     local_threads: int | None = Field(
         None, ge=1, description="threads of the local model server; unset: one per physical core this process may "
-        "use (llama.cpp's own default, half the logical CPUs, left one of two cores idle: 25 % slower answers)")
+        "use (llama.cpp's own default, half the logical CPUs, left one of two cores idle: answers took 32 % longer)")
     prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="model -> (USD per 1M prompt tokens, USD per 1M completion tokens)")
 

@@ -158,8 +158,8 @@ def default_threads() -> int:
     """One generation thread per physical core available to this process.
 
     llama.cpp's server defaults to half the logical CPUs, right for two hyperthreads per core but one thread
-    on a two-core machine without them: answers took 25 % longer there (8 chat completions of ~110 tokens,
-    253 s with one thread against 202 s with two, benchmarks in docs/benchmarks/local_threads.json)."""
+    on a two-core machine without them: answers took 32 % longer there (8 chat completions of ~110 tokens,
+    259 s with one thread against 196 s with two, docs/benchmarks/local_threads.json)."""
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         import psutil
