@@ -33,6 +33,8 @@ def start(model: Path, threads: int) -> tuple[subprocess.Popen, int]:
                                 "--port", str(port), "--n_ctx", "4096", "--n_threads", str(threads)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit(f"the server with {threads} threads exited with {process.returncode}")
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)
             return process, port
@@ -66,8 +68,10 @@ def main() -> None:
     prompts = [f"Context:\n{text[i * 300:i * 300 + 1500]}\n\nQuestion: summarise what the context says in three "
                "sentences." for i in range(4)]
     counts = [int(t) for t in args.threads.split(",")]
-    servers = {threads: start(model, threads) for threads in counts}
+    servers: dict[int, tuple[subprocess.Popen, int]] = {}
     try:
+        for threads in counts:
+            servers[threads] = start(model, threads)
         for _, port in servers.values():
             ask(port, "hi", 8)  # load the weights into memory before timing
         seconds: dict[int, list[float]] = {threads: [] for threads in counts}

@@ -25,6 +25,8 @@ _ASCII_SPACE = re.compile(r"[ \t\n\r]+")
 drops, which would join the words around them)."""
 _MEMO_LIMIT = 200_000
 """Distinct words remembered before the memo starts afresh (a server's vocabulary grows without bound)."""
+_MEMO_PIECE_CHARS = 64
+"""Longer pieces with non-ASCII characters are counted each time, not remembered (at most ~25 MB of memo)."""
 
 
 def wordpiece_counter(backend, encode_count: Counter) -> Counter | None:
@@ -45,20 +47,31 @@ def wordpiece_counter(backend, encode_count: Counter) -> Counter | None:
     def count_ascii(text: str) -> int:
         return sum(map(words.__getitem__, _WORDS.findall(text.lower() if lowercase else text)))
 
-    def count_piece(piece: str) -> int:
-        return count_ascii(piece) if _PRINTABLE_ASCII.fullmatch(piece) else pieces[piece]
-
     def count(texts: list[str]) -> list[int]:
         counts: list[int] = []
         whole: list[int] = []
+        long_pieces: list[tuple[int, str]] = []
         for i, text in enumerate(texts):
             if names_special is not None and names_special.search(text):
                 whole.append(i)  # a special token written out is one token to the tokenizer
                 counts.append(0)
-            elif _PRINTABLE_ASCII.fullmatch(text):
+                continue
+            if _PRINTABLE_ASCII.fullmatch(text):
                 counts.append(special + count_ascii(text))
-            else:
-                counts.append(special + sum(count_piece(piece) for piece in _ASCII_SPACE.split(text) if piece))
+                continue
+            total = special
+            for piece in _ASCII_SPACE.split(text):
+                if _PRINTABLE_ASCII.fullmatch(piece):
+                    total += count_ascii(piece)
+                elif len(piece) <= _MEMO_PIECE_CHARS:
+                    total += pieces[piece]
+                else:  # a long piece (CJK text has no spaces) rarely repeats: counted, not remembered
+                    long_pieces.append((i, piece))
+            counts.append(total)
+        if long_pieces:
+            encodings = backend.encode_batch([piece for _, piece in long_pieces], add_special_tokens=False)
+            for (i, _), encoding in zip(long_pieces, encodings, strict=True):
+                counts[i] += len(encoding.ids)
         if whole:
             for i, n in zip(whole, encode_count([texts[i] for i in whole]), strict=True):
                 counts[i] = n

@@ -184,7 +184,7 @@ def test_word_by_word_token_counts_equal_the_tokenizers_on_real_text(embedder):
     texts += ["Say [SEP] or [unk] here", "x" * 150 + " y", "tab\tand\r\nnew\x0bline", "C++ & e-mail: a_b@c.d`~",
               "Café déjà vu", "naïve " * 3, "", "   ", "non\u00a0breaking\u2009thin space", "unit\x1fsep\x1f",
               "a\x1fb x\x1cy", "e\u0301 combining", "日本語のテキスト and English", "dash—and “quotes” …",
-              "  lead and trail  "]
+              "  lead and trail  ", "長い日本語の文章" * 20 + " end", "é" * 70 + " naïve"]
     tokenizer = embedder._load().tokenizer
     expected = [len(ids) for ids in tokenizer(texts, add_special_tokens=True, truncation=False,
                                               verbose=False)["input_ids"]]

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from neoweave.config import load_settings
 from neoweave.errors import ConfigError, NeoweaveError
 from neoweave.llm import create_gateway
-from neoweave.llm.local import MODELS, LocalModel, LocalModelServer, default_threads, ensure_model_file
+from neoweave.llm.local import MODELS, LocalModel, LocalModelServer, _cpu_quota, default_threads, ensure_model_file
 
 SMALL = MODELS["qwen2.5-coder-0.5b"]
 
@@ -83,3 +83,11 @@ def test_the_server_is_reused_by_the_next_command(llm_data_dir, model_dir):
                            text=True, env=env, timeout=60)
     rows = json.loads(usage.stdout)
     assert any(row["stage"] == "check" and row["prompt_tokens"] > 0 for row in rows)
+
+
+def test_a_containers_cpu_quota_bounds_the_local_models_threads(tmp_path):
+    quota = tmp_path / "cpu.max"
+    for text, cpus in (("max 100000", None), ("150000 100000", 2), ("50000 100000", 1), ("", None)):
+        quota.write_text(text)
+        assert _cpu_quota(quota) == cpus, text
+    assert _cpu_quota(tmp_path / "absent") is None

@@ -156,8 +156,16 @@ def test_ppr_walks_from_the_named_entity_to_the_bridge_page(walk_graph, embedder
 
 def test_without_links_or_homes_mass_only_flows_through_mentions(walk_graph, embedder):
     plain = strategy("ppr", walk_graph, embedder, k=3, focus=0.0, dense_k=0, hops=3)
-    walked = plain.retrieve(QUESTION)
     no_links = plain.retrieve(QUESTION, links="none", home_weight=0.0)
+    assert "chunk_links_missing_context_embedding" not in no_links.trace.statements  # no link is ranked
+    authored = plain.retrieve(QUESTION, links="authored")  # alpha:0 is expanded; its only link is inferred
+    assert "chunk_links_missing_context_embedding" in authored.trace.statements
+    embedded = walk_graph.query("MATCH ()-[l:LINKS_TO]->() WHERE l.context_embedding IS NOT NULL "
+                                "RETURN coalesce(l.method, 'authored') AS method")
+    assert {row["method"] for row in embedded} <= {"authored"}
+    walked = plain.retrieve(QUESTION)
+    assert {row["method"] for row in walk_graph.query("MATCH ()-[l:LINKS_TO]->() WHERE l.context_embedding IS "
+                                                      "NOT NULL RETURN l.method AS method")} >= {"inferred"}
     # Alpha Corp's only edge left is its mention in alpha:0; from there Bruno Keller (hop 2), then his page (3)
     assert [item.chunk_id for item in no_links.items][:2] == ["alpha:0", "keller:0"]
     assert not any(rel in {"LINKS_TO", "DESCRIBED_BY"} for _, rel, _ in no_links.trace.relationships)

@@ -180,7 +180,7 @@ EXAMPLES = {
     "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "links_missing_context_embedding": {"section_ids": ["d1#a"]},
     "links_missing_context_embedding_batch": {"limit": 10},
-    "chunk_links_missing_context_embedding": {"chunk_ids": ["c1"]},
+    "chunk_links_missing_context_embedding": {"chunk_ids": ["c1"], "link_methods": ["authored"]},
     "set_link_context_embeddings": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": 0,
                                               "embedding": _unit([0, 1, 0, 0])}]},
     "larag_expand": {"section_ids": ["d1#a"], "query_embedding": _unit([1, 0, 0, 0]), "n_links": 1, "top_m": 1,

@@ -155,7 +155,8 @@ def _answers(base_url: str, timeout: float = 2.0) -> bool:
 
 
 def default_threads() -> int:
-    """One generation thread per physical core available to this process.
+    """One generation thread per physical core available to this process (CPU affinity and a container's
+    CPU quota both bound it).
 
     llama.cpp's server defaults to half the logical CPUs, right for two hyperthreads per core but one thread
     on a two-core machine without them: answers took 32 % longer there (8 chat completions of ~110 tokens,
@@ -168,7 +169,20 @@ def default_threads() -> int:
         logical = psutil.cpu_count(logical=True) or available
     except ImportError:
         physical = logical = available
-    return max(1, min(physical, available * physical // max(1, logical)))
+    threads = min(physical, round(available * physical / max(1, logical)))
+    quota = _cpu_quota()
+    if quota is not None:
+        threads = min(threads, quota)
+    return max(1, threads)
+
+
+def _cpu_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
+    """CPUs a cgroup-v2 quota allows (`docker --cpus`), rounded up; None without a quota."""
+    try:
+        quota, period = path.read_text().split()[:2]
+        return max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):  # no cgroup v2 file, or "max": no quota
+        return None
 
 
 class LocalModelServer:

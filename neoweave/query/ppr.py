@@ -157,8 +157,9 @@ class PPRRetriever(Strategy):
         frontier = list(graph.labels)
         for hop in range(1, self.hops + 1):
             chunks = [node for node in frontier if graph.labels[node] == "Chunk"]
-            if chunks and self.link_weight:
-                self._embed_link_contexts("chunk_links_missing_context_embedding", {"chunk_ids": chunks}, trace, cost)
+            if chunks and self.link_weight and LINK_KINDS[self.links]:
+                self._embed_link_contexts("chunk_links_missing_context_embedding", {
+                    "chunk_ids": chunks, "link_methods": LINK_KINDS[self.links]}, trace, cost)
             with cost.timed("graph"):
                 self._expand(frontier, graph, embedding, trace)
             expanded.update(frontier)
