@@ -97,6 +97,8 @@ def main() -> int:
     parser.add_argument("--llm-sizes", default="10,20,40")
     parser.add_argument("--llm-questions", type=int, default=0)
     parser.add_argument("--skip", default="", help="steps to skip: build,variants")
+    parser.add_argument("--without", default="", help="strategies left out of the variants (comma-separated): "
+                        "larag on a link-heavy graph first embeds every link context it has not yet")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -121,7 +123,10 @@ def main() -> int:
     work = args.out.parent / (args.out.stem + "-runs")
     if "variants" not in skip:
         results["retrieval_k5"] = []
+        without = set(args.without.split(",")) - {""}
         for name, (strategy, overrides) in VARIANTS.items():
+            if strategy in without:
+                continue
             outcome = evaluate(settings, args.qa, RunConfig([strategy], [5], parameters={strategy: overrides}),
                                work / name.replace(" ", "_").replace(",", "").replace("(", "").replace(")", ""),
                                types=types, title=name)
