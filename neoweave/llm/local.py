@@ -161,14 +161,11 @@ def default_threads() -> int:
     llama.cpp's server defaults to half the logical CPUs, right for two hyperthreads per core but one thread
     on a two-core machine without them: answers took 32 % longer there (8 chat completions of ~110 tokens,
     259 s with one thread against 196 s with two, docs/benchmarks/local_threads.json)."""
-    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        import psutil
+    import psutil  # a dependency of neoweave; imported here to keep it off every command's start
 
-        physical = psutil.cpu_count(logical=False) or available
-        logical = psutil.cpu_count(logical=True) or available
-    except ImportError:
-        physical = logical = available
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    physical = psutil.cpu_count(logical=False) or available
+    logical = psutil.cpu_count(logical=True) or available
     threads = min(physical, round(available * physical / max(1, logical)))
     quota = _cpu_quota()
     if quota is not None:
