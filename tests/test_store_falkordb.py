@@ -419,7 +419,7 @@ def test_params_header_writes_embeddings_compactly_and_other_values_like_the_cli
     import numpy as np
     from falkordb.helpers import stringify_param_value
 
-    from neoweave.store.falkordb_store import params_header
+    from neoweave.store.falkordb_wire import params_header
 
     vector = np.random.default_rng(7).standard_normal(384).astype(np.float32).tolist()
     others = {"rows": [{"id": 'a"b', "n": 1, "w": [1.5, 2.0], "m": {}}], "s": None, "k": 3, "q": "x y"}
@@ -439,8 +439,8 @@ def test_params_header_writes_embeddings_compactly_and_other_values_like_the_cli
 
 def test_reply_values_are_read_as_the_client_reads_them(falkordb_store):
     # the store reads FalkorDB's compact replies itself (scalars, lists, maps) and hands graph values to the
-    # client's parser: every value type must come back as it did through the client plus `_plain`
-    from neoweave.store.falkordb_store import _plain
+    # client's parser: every value type must come back as it did through the client plus `plain_value`
+    from neoweave.store.falkordb_wire import plain_value
 
     falkordb_store.query("CREATE (:Probe {name: 'a\u00e9\u65e5', n: 7})-[:PROBED {w: 0.5}]->(:Probe {name: 'b'})",
                          write=True)
@@ -451,7 +451,8 @@ def test_reply_values_are_read_as_the_client_reads_them(falkordb_store):
            {n: b} AS node_map, point({latitude: 1.5, longitude: 2.5}) AS place, date('2026-11-25') AS day"""
     rows = falkordb_store.query(cypher)
     result = falkordb_store._graph_handle().ro_query(cypher)
-    expected = [dict(zip([c[1] for c in result.header], map(_plain, row), strict=True)) for row in result.result_set]
+    header = [c[1] for c in result.header]
+    expected = [dict(zip(header, map(plain_value, row), strict=True)) for row in result.result_set]
     assert rows == expected and len(rows) == 1
     row = rows[0]
     assert (row["s"], row["i"], row["f"], row["yes"], row["no"], row["nothing"]) == ("text \u65e5", 42, -3.25, True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import threading
 import time
@@ -12,127 +11,16 @@ from typing import Any
 
 import redis
 from falkordb import FalkorDB
-from falkordb.helpers import stringify_param_value
 
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
-from neoweave.store.base import GraphStore, WriteUnit, strip_vectors
+from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_wire import decode_reply, params_header
 
 log = logging.getLogger(__name__)
 
 _ALREADY = ("already indexed", "already exists", "already exist")
-
-
-_SCALARS = (str, int, float, bool, type(None))
-
-
-# value types of FalkorDB's compact reply (falkordb.query_result.PARSE_SCALAR_TYPES is indexed by them)
-_NULL, _STRING, _INTEGER, _BOOLEAN, _DOUBLE, _ARRAY, _MAP, _VECTORF32 = 1, 2, 3, 4, 5, 6, 10, 12
-
-
-def _records(graph: Any, reply: list[Any]) -> list[dict[str, Any]]:
-    """Rows of a `--compact` GRAPH.QUERY reply as dicts of plain values.
-
-    Scalars, lists and maps are read here; nodes, edges, paths and the rarer types go through the client's
-    own parser. The client's generic per-value parsing plus `_plain` cost ~1.5 ms of kg's ~12 ms per question
-    (about 90 rows); this reads the same values in about a third of that.
-    """
-    for part in (reply[0], reply[-1]):  # a run-time error arrives as the reply's first or last element
-        if isinstance(part, redis.exceptions.ResponseError):
-            raise part
-    if len(reply) < 3 or not reply[0]:  # statistics only: a write without RETURN
-        return []
-    columns = [_text(column[1]) for column in reply[0]]
-    return [dict(zip(columns, [_value(graph, cell) for cell in row], strict=True)) for row in reply[1]]
-
-
-def _text(value: str | bytes) -> str:
-    return value if isinstance(value, str) else value.decode()
-
-
-def _value(graph: Any, cell: list[Any]) -> Any:
-    kind, value = cell
-    if kind == _STRING:
-        return _text(value)
-    if kind == _INTEGER:
-        return int(value)
-    if kind == _DOUBLE:
-        return float(value)
-    if kind == _NULL:
-        return None
-    if kind == _ARRAY:
-        return [_value(graph, item) for item in value]
-    if kind == _BOOLEAN:
-        return _text(value) == "true"
-    if kind == _MAP:
-        return {_text(value[i]): _value(graph, value[i + 1]) for i in range(0, len(value), 2)}
-    if kind == _VECTORF32:
-        return [float(item) for item in value]
-    from falkordb.query_result import parse_scalar
-
-    return _plain(parse_scalar(cell, graph))  # nodes, edges, paths, points, dates and times
-
-
-def _plain(value: Any) -> Any:
-    """FalkorDB client values (nodes, edges, paths, ordered dicts) as plain Python values.
-
-    Scalars and flat lists of numbers (vectors) pass through untouched: walking a 384-float vector value by
-    value cost 2.6 ms per returned embedding.
-    """
-    if isinstance(value, _SCALARS):
-        return value
-    if isinstance(value, list) and all(type(v) is float or type(v) is int for v in value):
-        return value
-    from falkordb.edge import Edge
-    from falkordb.node import Node
-    from falkordb.path import Path
-
-    if isinstance(value, Node):
-        return {"labels": list(value.labels or []), "properties": strip_vectors(dict(value.properties))}
-    if isinstance(value, Edge):
-        return {"type": value.relation, "properties": strip_vectors(dict(value.properties))}
-    if isinstance(value, Path):
-        return {"nodes": [_plain(n) for n in value.nodes()], "relationships": [_plain(e) for e in value.edges()]}
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def params_header(params: Mapping[str, Any]) -> str:
-    """The `CYPHER name=value ...` prefix FalkorDB reads parameters from.
-
-    Like the client's own, except that embeddings (lists of at least 16 floats, anywhere in the parameters)
-    are written in one join with 9 significant digits, which round-trip a float32 exactly: the client's
-    per-element formatting of 17 digits cost ~0.35 ms per 384-dimension vector in Python, and more parsing
-    in the server, on every statement carrying the question's embedding (and every batch of chunk vectors).
-    The last few vectors' text is kept: a retrieval sends one question embedding in 3-5 statements.
-    """
-    if not params:
-        return ""
-    return "CYPHER " + " ".join(f"{name}={_literal(value)}" for name, value in params.items()) + " "
-
-
-@functools.lru_cache(maxsize=8)
-def _vector_literal(vector: tuple[float, ...]) -> str:
-    """A vector in 9 significant digits (a float32 exactly), memoised by value (~5 us against ~0.2 ms)."""
-    return "[" + ",".join(map("%.9g".__mod__, vector)) + "]"
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, str) and "\x00" in value:
-        value = value.replace("\x00", "")  # the query travels as a C string: a NUL would cut it short
-    if isinstance(value, list):
-        if len(value) >= 16 and set(map(type, value)) == {float}:
-            return _vector_literal(tuple(value))
-        return "[" + ",".join(map(_literal, value)) + "]"
-    if isinstance(value, dict):
-        if any(not isinstance(key, str) or not key or "`" in key for key in value):
-            return stringify_param_value(value)  # the client's errors for keys FalkorDB cannot read
-        return "{" + ",".join(f"`{key}`:{_literal(item)}" for key, item in value.items()) + "}"
-    return stringify_param_value(value)
 
 
 class FalkorDBStore(GraphStore):
@@ -249,7 +137,7 @@ class FalkorDBStore(GraphStore):
 
         def action(graph: Any) -> list[dict[str, Any]]:
             text = params_header(params) + cypher
-            return _records(graph, graph.execute_command("GRAPH.QUERY" if write else "GRAPH.RO_QUERY",
+            return decode_reply(graph, graph.execute_command("GRAPH.QUERY" if write else "GRAPH.RO_QUERY",
                                                          graph.name, text, "--compact"))
 
         try:
