@@ -132,3 +132,39 @@ def test_enrich_kg_records_each_entitys_relation_count_and_keeps_it_current(enri
     run("kg", enriched, embedder=embedder, progress=False)
     recorded, live = _relation_counts(enriched)
     assert recorded == live and live[munch] > before
+
+
+def test_kg_last_hop_leaves_out_relations_that_cannot_enter_the_kept_facts(enriched, embedder, monkeypatch):
+    from neoweave.query.base import EVERY_RELATION, Fact
+    from neoweave.query.kg import KGRetriever
+
+    def facts_and_rows(retriever: KGRetriever) -> tuple[list[tuple], list[int]]:
+        rows_per_hop: list[int] = []
+        run = retriever._run
+
+        def counting(trace, name, params, **kwargs):
+            rows = run(trace, name, params, **kwargs)
+            if name == "kg_entity_relations":
+                rows_per_hop.append(len(rows))
+            return rows
+
+        monkeypatch.setattr(retriever, "_run", counting)
+        result = retriever.retrieve("Who taught Margit Halden?")
+        return [(f.source_id, f.target_id, f.hop, round(f.score, 9)) for f in result.facts], rows_per_hop
+
+    options = {"k": 0, "fact_chunks": 0, "max_facts": 2, "per_entity": 10}
+    cut_facts, cut_rows = facts_and_rows(strategy("kg", enriched, embedder, **options))
+    every = strategy("kg", enriched, embedder, **options)
+    monkeypatch.setattr(every, "_min_raw_score", lambda facts, hop: EVERY_RELATION)
+    all_facts, all_rows = facts_and_rows(every)
+    assert len(all_rows) == len(cut_rows) == 2 and cut_rows[0] == all_rows[0]
+    assert cut_rows[1] < all_rows[1]  # hop 2 returned fewer rows ...
+    assert cut_facts == all_facts and len(cut_facts) == 2  # ... and the same facts were kept
+    # the bar by hand: the 2nd best score 0.5, decayed by 0.8 at hop 2 -> a raw score of at least 0.625
+    kg = KGRetriever(enriched, embedder, None, hops=2, max_facts=2, hop_decay=0.8)
+    found = {frozenset((str(i), "x")): Fact(str(i), "a", "r", "x", "b", "", 1.0, score, 1)
+             for i, score in enumerate([0.9, 0.5, 0.3])}
+    assert kg._min_raw_score(found, 1) == EVERY_RELATION  # hop 1 feeds hop 2's frontier: nothing left out
+    assert kg._min_raw_score(found, 2) == pytest.approx(0.625)
+    assert kg._min_raw_score(dict(list(found.items())[:1]), 2) == EVERY_RELATION  # fewer facts than kept
+    assert KGRetriever(enriched, embedder, None, max_facts=2, hop_decay=0.0)._min_raw_score(found, 2) is None

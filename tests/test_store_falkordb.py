@@ -231,7 +231,7 @@ EXAMPLES = {
     "kg_mark_sections_titles_scanned": {"section_ids": ["d1#a"]},
     "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "kg_entity_relations": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "per_entity": 3,
-                            "weight_factor": 0.05, "max_chunks": 2, "max_degree": 500},
+                            "weight_factor": 0.05, "max_chunks": 2, "max_degree": 500, "min_score": -1e9},
     "kg_link_entities": {"keys": ["asyncio"], "query": "asyncio", "fulltext_k": 3, "entity_k": 1,
                          "embedding": _unit([1, 0, 0, 0])},
     "kg_link_names": {"keys": ["asyncio"], "entity_k": 1, "embedding": _unit([1, 0, 0, 0])},

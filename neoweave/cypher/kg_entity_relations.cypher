@@ -7,6 +7,8 @@
 // @param weight_factor: FLOAT  score = cosine + weight_factor * ln(1 + weight)
 // @param max_chunks: INTEGER  source chunk ids returned per relation
 // @param max_degree: INTEGER  entities with more relations (hubs) are not expanded
+// @param min_score: FLOAT  relations scoring below it are not returned (kg's hop 2 passes the score a relation
+//   needs to enter the facts kept from hop 1; -1e9 keeps all)
 // A hub's relations are reached from its other ends only: scoring all 2,636 of one hub cost ~15 ms. Its size
 // is the relation count `enrich kg` records (counting the edges here cost ~1 ms per 2,500); an entity
 // without one (a graph enriched before the count existed) is expanded.
@@ -17,6 +19,7 @@ WHERE coalesce(e.relation_count, 0) <= $max_degree
 MATCH (e)-[r:RELATED]-(o:Entity)
 WITH e, r, o, coalesce({{cosine o.embedding question_vector}}, 0.0) + $weight_factor * log(1 + coalesce(r.weight, 1.0)) AS score
 ORDER BY score DESC
+WHERE score >= $min_score
 // keep references while sorting and slicing: projecting every relation's properties first cost 2x on hubs
 WITH e, collect([r, o, score])[0..$per_entity] AS best
 UNWIND best AS b

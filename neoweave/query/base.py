@@ -46,6 +46,10 @@ class ContextItem:
                    url=row["url"] or "", token_count=int(row["token_count"] or 0), details=details or {})
 
 
+EVERY_RELATION = -1e9
+"""`min_score` of `kg_entity_relations` that returns every relation (scores are cosine + a small bonus)."""
+
+
 @dataclass
 class Fact:
     """A relation between two entities given as context (the kg retriever), with the chunks it was read from."""

@@ -15,7 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
-from neoweave.query.base import ContextItem, Cost, Fact, ReportItem, RetrievalResult, Strategy, Trace, register
+from neoweave.query.base import (
+    EVERY_RELATION,
+    ContextItem,
+    Cost,
+    Fact,
+    ReportItem,
+    RetrievalResult,
+    Strategy,
+    Trace,
+    register,
+)
 from neoweave.query.entity_linking import link_question
 
 _MAX_CHUNKS_PER_FACT = 5
@@ -78,7 +88,7 @@ class CommunityLocalRetriever(Strategy):
                 relations = self._run(trace, "kg_entity_relations", {
                     "entity_ids": ids, "embedding": embedding, "per_entity": self.per_entity,
                     "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
-                    "max_degree": self.max_degree}) if self.per_entity else []
+                    "max_degree": self.max_degree, "min_score": EVERY_RELATION}) if self.per_entity else []
             else:
                 mentioned, communities, relations = [], [], []
         chunks = self._rank_chunks(seeds, mentioned)

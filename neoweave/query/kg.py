@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
-from neoweave.query.base import ContextItem, Cost, Fact, RetrievalResult, Strategy, Trace, register
+from neoweave.query.base import EVERY_RELATION, ContextItem, Cost, Fact, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import link_question
 
 _MAX_CHUNKS_PER_FACT = 5
@@ -108,10 +108,13 @@ class KGRetriever(Strategy):
         facts: dict[frozenset[str], Fact] = {}
         frontier, expanded = list(seeds), set(seeds)
         for hop in range(1, self.hops + 1):
+            min_score = self._min_raw_score(facts, hop)
+            if min_score is None:
+                break
             rows = self._run(trace, "kg_entity_relations", {
                 "entity_ids": frontier, "embedding": embedding, "per_entity": self.per_entity,
                 "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
-                "max_degree": self.max_degree})
+                "max_degree": self.max_degree, "min_score": min_score})
             reached: dict[str, float] = {}
             for row in rows:
                 score = float(row["score"] or 0.0) * (self.hop_decay ** (hop - 1))
@@ -132,6 +135,20 @@ class KGRetriever(Strategy):
             trace.node(fact.target_id)
             trace.relationship(fact.source_id, "RELATED", fact.target_id)
         return kept
+
+    def _min_raw_score(self, facts: dict[frozenset[str], Fact], hop: int) -> float | None:
+        """The undecayed score a relation of `hop` needs to enter the kept facts (None: none can).
+
+        The last hop expands nobody, so a relation scoring below the `max_facts`-th fact found so far can
+        never be kept (more facts only raise the bar): the statement leaves it out instead of returning it.
+        The facts kept are the same; hop 2 returns fewer rows."""
+        if hop < self.hops or len(facts) < self.max_facts:
+            return EVERY_RELATION
+        bar = sorted((fact.score for fact in facts.values()), reverse=True)[self.max_facts - 1]
+        decay = self.hop_decay ** (hop - 1)
+        if decay == 0:
+            return EVERY_RELATION if bar <= 0 else None
+        return bar / decay - 1e-9  # ties stay (kept facts break them by id); rounding errs on returning more
 
     # 3. the facts' source chunks ------------------------------------------------------------------
     def _fact_chunks(self, facts: list[Fact], embedding: list[float], taken: set[str], trace: Trace
