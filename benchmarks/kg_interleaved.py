@@ -3,8 +3,10 @@
 Sequential passes on this machine vary by ~3 ms (and by more from one day to the next), more than most
 changes being measured, so each variant runs the questions as one block, round after round, and its p50 is
 taken over all its blocks. Variants: fact tokens counted through the tokenizer's `encode_batch` (before
-2026-11-26) or word by word (now), with question vectors precomputed or embedded before each retrieval.
-Latency excludes the question embedding and includes the `tokens` stage. The entry is appended to the
+2026-11-26) or word by word (now), with question vectors precomputed or embedded before each retrieval, and
+`uncut`: hop 2 returning every relation of its frontier (before 2026-11-27) instead of only those that can
+still enter the kept facts. Latency excludes the question embedding and includes the `tokens` stage; the rows
+each kg_entity_relations hop returned are counted too. The entry is appended to the
 size's `retimed` list of the scale report:
 
     python benchmarks/kg_interleaved.py --data-dir /work/bench/scale-kg --out docs/benchmarks/scale_kg.json
@@ -27,10 +29,11 @@ from scale import MODEL, questions_for
 
 from neoweave.embeddings import Embedder
 from neoweave.query import strategy
+from neoweave.query.base import EVERY_RELATION, Strategy
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
-VARIANTS = ("encode_batch", "words", "words+embedding")
+VARIANTS = ("encode_batch", "words", "words+embedding", "uncut")
 
 
 def _variant_embedder(shared: Embedder, variant: str, vectors: dict[str, list[float]]) -> Embedder:
@@ -44,6 +47,27 @@ def _variant_embedder(shared: Embedder, variant: str, vectors: dict[str, list[fl
     if not variant.endswith("+embedding"):
         embedder.embed_query = vectors.__getitem__
     return embedder
+
+
+def _retriever(store: FalkorDBStore, embedder: Embedder, variant: str, hop_rows: list[list[int]]) -> Strategy:
+    """kg for `variant`; its kg_entity_relations hops add their row counts to the last list of `hop_rows`."""
+    retriever = strategy("kg", store, embedder)
+    if variant == "uncut":
+        retriever._min_raw_score = lambda facts, hop: EVERY_RELATION  # type: ignore[method-assign]
+    run = retriever._run
+
+    def counting(trace, name, params, **kwargs):  # type: ignore[no-untyped-def]
+        rows = run(trace, name, params, **kwargs)
+        if name == "kg_entity_relations":
+            hop_rows[-1].append(len(rows))
+        return rows
+
+    retriever._run = counting  # type: ignore[method-assign]
+    return retriever
+
+
+def _mean(values: list[int]) -> float:
+    return round(statistics.mean(values), 1) if values else 0.0
 
 
 def _p(values: list[float], q: float) -> float:
@@ -68,7 +92,8 @@ def main() -> None:
     server = EmbeddedFalkorDB(args.data_dir / "graph")
     store = FalkorDBStore(server=server, graph="scale")
     try:
-        retrievers = {v: strategy("kg", store, _variant_embedder(shared, v, vectors)) for v in VARIANTS}
+        hop_rows: dict[str, list[list[int]]] = {v: [[]] for v in VARIANTS}
+        retrievers = {v: _retriever(store, _variant_embedder(shared, v, vectors), v, hop_rows[v]) for v in VARIANTS}
         for retriever in retrievers.values():
             retriever.retrieve(questions[0])  # the first statement after a server start waits for its load
         latency: dict[str, list[float]] = {v: [] for v in VARIANTS}
@@ -78,6 +103,7 @@ def main() -> None:
             for variant, retriever in retrievers.items():
                 block = []
                 for question in questions:
+                    hop_rows[variant].append([])
                     cost = retriever.retrieve(question).cost
                     block.append(cost.total_ms - cost.milliseconds.get("embed", 0.0))
                     tokens[variant].append(cost.milliseconds.get("tokens", 0.0))
@@ -92,7 +118,9 @@ def main() -> None:
     entry = {"date": datetime.date.today().isoformat(), "commit": commit, "kind": "kg interleaved blocks",
              "note": args.note, "questions": len(questions), "rounds": args.rounds, "blocks": blocks,
              "kg": {v: {"p50_ms": _p(latency[v], 0.5), "p95_ms": _p(latency[v], 0.95),
-                        "tokens_p50_ms": _p(tokens[v], 0.5)} for v in VARIANTS}}
+                        "tokens_p50_ms": _p(tokens[v], 0.5),
+                        "mean_rows_per_hop": [_mean([rows[hop] for rows in hop_rows[v][1:] if len(rows) > hop])
+                                              for hop in (0, 1)]} for v in VARIANTS}}
     print(json.dumps(entry, indent=1))
     results = json.loads(args.out.read_text()) if args.out.is_file() else {"sizes": []}
     row = next((r for r in results["sizes"] if r["chunks"] == chunks), None)
