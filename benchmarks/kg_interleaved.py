@@ -4,7 +4,7 @@ Sequential passes on this machine vary by ~3 ms (and by more from one day to the
 changes being measured, so each variant runs the questions as one block, round after round, and its p50 is
 taken over all its blocks. Variants: fact tokens counted through the tokenizer's `encode_batch` (before
 2026-11-26) or word by word (now), with question vectors precomputed or embedded before each retrieval, and
-`uncut`: hop 2 returning every relation of its frontier (before 2026-11-27) instead of only those that can
+`uncut`: hop 2 returning every relation of its frontier, as it did before, instead of only those that can
 still enter the kept facts. Latency excludes the question embedding and includes the `tokens` stage; the rows
 each kg_entity_relations hop returned are counted too. The entry is appended to the
 size's `retimed` list of the scale report:
