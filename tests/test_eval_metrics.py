@@ -3,6 +3,7 @@
 import pytest
 
 from neoweave.eval.metrics import (
+    answer_in_context,
     evidence_recall,
     exact_match,
     hit,
@@ -36,6 +37,18 @@ def test_answer_metrics():
     assert token_f1("Paris, France", ["Paris"]) == pytest.approx(2 / 3)
     assert token_f1("yes", ["no"]) == 0.0 and token_f1("", [""]) == 1.0
     assert is_insufficient("Insufficient Information.") == 1.0 and is_insufficient("Paris") == 0.0
+
+
+def test_answer_in_context_finds_short_answers_on_word_boundaries():
+    contexts = ["The Eiffel Tower stands in Paris.", "It opened in 1889, two years late."]
+    assert answer_in_context(contexts, ["the eiffel tower"]) == 1.0  # normalised: article and case
+    assert answer_in_context(contexts, ["1889"]) == 1.0 and answer_in_context(contexts, ["188"]) == 0.0
+    assert answer_in_context(contexts, ["Lyon", "Paris"]) == 1.0  # any alias
+    assert answer_in_context(contexts, ["Lyon"]) == 0.0
+    # no passage spells out yes/no, and a paragraph-long reference is not expected verbatim
+    assert answer_in_context(contexts, ["yes"]) is None and answer_in_context(contexts, [""]) is None
+    assert answer_in_context(contexts, ["one two three four five six seven eight nine ten eleven"]) is None
+    assert answer_in_context([], ["Paris"]) == 0.0
 
 
 def test_percentile_nearest_rank():

@@ -28,18 +28,22 @@ def _qa(tmp_path, *rows):
 
 def test_runner_scores_strategies_side_by_side(graph, embedder, tmp_path):
     questions = _qa(tmp_path, {"id": "q1", "question": "How does the event loop schedule coroutines?",
-                               "answer": "x", "aliases": [], "evidence": [EVIDENCE], "type": "bridge"})
+                               "answer": "reference cycles", "aliases": [], "evidence": [EVIDENCE],
+                               "type": "bridge"})
     evaluation = run(graph, embedder, questions, RunConfig(["naive", "larag"], [1]), progress=False,
                      pids={"graph_server": graph.server_pid()})
     by_strategy = {r["strategy"]: r for r in evaluation.records}
     assert by_strategy["naive"]["hit"] == 0.0 and by_strategy["naive"]["mrr"] == 0.0
     assert by_strategy["larag"]["hit"] == 1.0 and by_strategy["larag"]["perfect"] == 1.0
     assert by_strategy["larag"]["mrr"] == 0.5  # the linked chunk is second, after the seed
+    # the answer's words are in the linked chunk only
+    assert by_strategy["naive"]["answer_in_context"] == 0.0 and by_strategy["larag"]["answer_in_context"] == 1.0
     assert "answer" not in by_strategy["larag"] and evaluation.bertscore_model is None
     rows = summarize(evaluation)
     assert [(r["strategy"], r["type"]) for r in rows] == [("larag", "all"), ("larag", "bridge"),
                                                          ("naive", "all"), ("naive", "bridge")]
     overall = rows[0]
+    assert overall["answer_in_context"] == 1.0 and rows[2]["answer_in_context"] == 0.0
     assert overall["graph_server_peak_rss_mb"] > 0 and overall["neoweave_peak_rss_mb"] > 0
     assert "wall_s" not in rows[1]  # resources are measured per (strategy, k), not per question type
     assert set(overall["stage_ms"]) == {"embed", "graph", "retrieval"}

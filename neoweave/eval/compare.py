@@ -16,9 +16,9 @@ from typing import Any
 from neoweave.errors import NeoweaveError
 from neoweave.eval.analysis import bootstrap_ci
 
-DEFAULT_METRICS = ("hit", "perfect", "recall", "mrr", "precision", "exact_match", "f1", "accuracy", "rouge_l",
-                   "bertscore", "context_tokens", "total_ms")
-FLIP_METRICS = ("hit", "perfect", "exact_match", "accuracy")
+DEFAULT_METRICS = ("hit", "perfect", "recall", "mrr", "precision", "answer_in_context", "exact_match", "f1",
+                   "accuracy", "rouge_l", "bertscore", "context_tokens", "total_ms")
+FLIP_METRICS = ("hit", "perfect", "answer_in_context", "exact_match", "accuracy")
 
 
 @dataclass

@@ -67,6 +67,18 @@ def token_f1(prediction: str, golds: list[str]) -> float:
     return best
 
 
+def answer_in_context(contexts: list[str], golds: list[str], max_words: int = 10) -> float | None:
+    """1 when a gold answer occurs, normalised and on word boundaries, in the retrieved text (DPR's top-k
+    retrieval accuracy): whether the answer reached the context at all. None when no gold is a short answer
+    (yes/no, empty, or longer than `max_words` words, like the FAQ's paragraphs), which no passage spells out."""
+    answers = [normalize_answer(gold) for gold in golds]
+    answers = [a for a in answers if a and a not in ("yes", "no") and len(a.split()) <= max_words]
+    if not answers:
+        return None
+    text = f" {normalize_answer(' '.join(contexts))} "
+    return float(any(f" {answer} " in text for answer in answers))
+
+
 def is_insufficient(prediction: str) -> float:
     return float(normalize_answer(prediction).startswith(INSUFFICIENT))
 

@@ -222,6 +222,9 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
+    found = metrics.answer_in_context([item.text for item in result.items], [question.answer, *question.aliases])
+    if found is not None:
+        record["answer_in_context"] = found
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
         record.update(measures.retrieval_scores(keys, question.evidence))
         record["budgets"] = measures.budget_scores(keys, [i.token_count for i in result.items], question.evidence,
@@ -247,9 +250,9 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     return record
 
 
-_MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "chunks",
-                "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy", "rouge_l",
-                "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", *MEASURES,
+_MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "answer_in_context",
+                "chunks", "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy",
+                "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", *MEASURES,
                 "judge_tokens", "cost_usd")
 
 
