@@ -9,7 +9,7 @@ import pytest
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval.judge import Judge, average_precision
-from neoweave.eval.pairwise import answer_pairs, pairwise_win_rates
+from neoweave.eval.pairwise import answer_pairs, pairwise_markdown, pairwise_win_rates
 from neoweave.llm.gateway import StructuredResult
 from neoweave.llm.ledger import LLMCall
 
@@ -69,10 +69,12 @@ def test_pairwise_swaps_positions_and_counts_flips(embedder):
     result = pairwise_win_rates(Judge(biased, embedder), pairs, criteria=("comprehensiveness",), progress=False)
     row = result["rows"][0]
     assert row["judged"] == 2 and row["a_win_rate"] == 0.5 and row["flip_rate"] == 1.0
+    assert row["first_shown_win_rate"] == 1.0  # the bias's direction: the first shown always won
+    assert "| comprehensiveness | 2 | 50 % | 50 % | 100 % | 100 % |" in pairwise_markdown(result, "naive", "larag")
     consistent = ScriptedJudgeModel([{"winner": "2"}, {"winner": "1"}] * 2)  # B both ways round
     row = pairwise_win_rates(Judge(consistent, embedder), pairs, criteria=("comprehensiveness",),
                              progress=False)["rows"][0]
-    assert row["b_win_rate"] == 1.0 and row["flip_rate"] == 0.0
+    assert row["b_win_rate"] == 1.0 and row["flip_rate"] == 0.0 and row["first_shown_win_rate"] == 0.5
     # B from another run over the same questions, even under the same strategy name (before / after a change)
     later = [{**r, "answer": r["answer"] + " (later)"} for r in records if r["strategy"] == "naive"]
     across = answer_pairs(records, "naive", "naive", None, later)

@@ -238,6 +238,8 @@ class Judge:
         scores = [s for s in (a_forward, a_backward) if s is not None]
         return {"criterion": criterion, "a_score": statistics.fmean(scores) if scores else None,
                 "flipped": None if len(scores) < 2 else a_forward != a_backward,
+                # the score of whichever answer was shown first, per order: the direction of a position bias
+                "first_shown_scores": [v.score for v in (forward, backward) if v.score is not None],
                 "rationales": [forward.rationale, backward.rationale],
                 "calls": forward.calls + backward.calls, "tokens": forward.tokens + backward.tokens}
 

@@ -63,9 +63,11 @@ def pairwise_win_rates(judge: Judge, pairs: list[tuple[dict[str, Any], dict[str,
         verdicts = [q["verdicts"][criterion] for q in questions if q["verdicts"][criterion]["a_score"] is not None]
         flips = [v["flipped"] for v in verdicts if v["flipped"] is not None]
         a_rate = statistics.fmean(v["a_score"] for v in verdicts) if verdicts else None
+        first = [score for v in verdicts for score in v.get("first_shown_scores", [])]
         rows.append({"criterion": criterion, "judged": len(verdicts), "a_win_rate": a_rate,
                      "b_win_rate": None if a_rate is None else 1 - a_rate,
-                     "flip_rate": statistics.fmean(float(f) for f in flips) if flips else None})
+                     "flip_rate": statistics.fmean(float(f) for f in flips) if flips else None,
+                     "first_shown_win_rate": statistics.fmean(first) if first else None})
     return {"judge": judge.model, "judges_itself": judge.judges_itself, "rows": rows, "questions": questions,
             "calls": sum(v["calls"] for q in questions for v in q["verdicts"].values()),
             "tokens": sum(v["tokens"] for q in questions for v in q["verdicts"].values())}
@@ -77,11 +79,11 @@ def pairwise_markdown(result: dict[str, Any], a_name: str, b_name: str) -> str:
              f"swapped (a tie counts half); {result['calls']} calls, {result['tokens']} tokens."]
     if result["judges_itself"]:
         lines += ["", "**Warning**: the judge is the model that answered."]
-    lines += ["", f"| criterion | judged | {a_name} wins | {b_name} wins | verdict flipped with order |",
-              "| --- | --- | --- | --- | --- |"]
+    lines += ["", f"| criterion | judged | {a_name} wins | {b_name} wins | verdict flipped with order | "
+                  "answer shown first wins |", "| --- | --- | --- | --- | --- | --- |"]
     for row in result["rows"]:
         def pct(value: float | None) -> str:
             return "n/a" if value is None else f"{100 * value:.0f} %"
         lines.append(f"| {row['criterion']} | {row['judged']} | {pct(row['a_win_rate'])} | "
-                     f"{pct(row['b_win_rate'])} | {pct(row['flip_rate'])} |")
+                     f"{pct(row['b_win_rate'])} | {pct(row['flip_rate'])} | {pct(row.get('first_shown_win_rate'))} |")
     return "\n".join(lines) + "\n"
