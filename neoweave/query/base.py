@@ -48,6 +48,8 @@ class ContextItem:
 
 EVERY_RELATION = -1e9
 """`min_score` of `kg_entity_relations` that returns every relation (scores are cosine + a small bonus)."""
+MAX_CHUNKS_PER_FACT = 5
+"""`max_chunks` of `kg_entity_relations`: source chunks a fact carries (the first are read as its passages)."""
 
 
 @dataclass

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import (
     EVERY_RELATION,
+    MAX_CHUNKS_PER_FACT,
     ContextItem,
     Cost,
     Fact,
@@ -27,8 +28,6 @@ from neoweave.query.base import (
     register,
 )
 from neoweave.query.entity_linking import link_question
-
-_MAX_CHUNKS_PER_FACT = 5
 
 
 @register
@@ -87,7 +86,7 @@ class CommunityLocalRetriever(Strategy):
                                                                              "max_level": self.max_level})
                 relations = self._run(trace, "kg_entity_relations", {
                     "entity_ids": ids, "embedding": embedding, "per_entity": self.per_entity,
-                    "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
+                    "weight_factor": self.weight_factor, "max_chunks": MAX_CHUNKS_PER_FACT,
                     "max_degree": self.max_degree, "min_score": EVERY_RELATION}) if self.per_entity else []
             else:
                 mentioned, communities, relations = [], [], []

@@ -20,10 +20,18 @@ import math
 from dataclasses import dataclass
 
 from neoweave.errors import NeoweaveError
-from neoweave.query.base import EVERY_RELATION, ContextItem, Cost, Fact, RetrievalResult, Strategy, Trace, register
+from neoweave.query.base import (
+    EVERY_RELATION,
+    MAX_CHUNKS_PER_FACT,
+    ContextItem,
+    Cost,
+    Fact,
+    RetrievalResult,
+    Strategy,
+    Trace,
+    register,
+)
 from neoweave.query.entity_linking import link_question
-
-_MAX_CHUNKS_PER_FACT = 5
 
 
 @register
@@ -113,7 +121,7 @@ class KGRetriever(Strategy):
                 break
             rows = self._run(trace, "kg_entity_relations", {
                 "entity_ids": frontier, "embedding": embedding, "per_entity": self.per_entity,
-                "weight_factor": self.weight_factor, "max_chunks": _MAX_CHUNKS_PER_FACT,
+                "weight_factor": self.weight_factor, "max_chunks": MAX_CHUNKS_PER_FACT,
                 "max_degree": self.max_degree, "min_score": min_score})
             reached: dict[str, float] = {}
             for row in rows:
