@@ -198,6 +198,12 @@ def _judge_answers(evaluation: EvalRun, config: RunConfig, judge: Judge | None, 
     bar.close()
 
 
+def _context_texts(result: Any) -> list[str]:
+    """Everything a retrieval puts before the model: passages, facts and community reports."""
+    return ([item.text for item in result.items] + [fact.text() for fact in result.facts]
+            + [report.text for report in result.reports])
+
+
 def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, config: RunConfig, llm, by_url: bool,
                   titles: dict[str, str]) -> dict[str, Any]:
     record: dict[str, Any] = {"strategy": strategy.name, "k": k, "question_id": question.id,
@@ -210,9 +216,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         result = answered.retrieval
         golds = [question.answer, *question.aliases]
         if config.judge:  # the context the judge checks claims against (dropped once judged)
-            record["_contexts"] = ([item.text for item in answered.retrieval.items]
-                                   + [fact.text() for fact in answered.retrieval.facts]
-                                   + [report.text for report in answered.retrieval.reports])
+            record["_contexts"] = _context_texts(result)
         record.update(answer=answered.answer, gold=question.answer, prompt=config.prompt_for(strategy.name),
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
@@ -222,7 +226,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
-    found = metrics.answer_in_context([item.text for item in result.items], [question.answer, *question.aliases])
+    found = metrics.answer_in_context(_context_texts(result), [question.answer, *question.aliases])
     if found is not None:
         record["answer_in_context"] = found
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
