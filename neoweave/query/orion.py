@@ -135,6 +135,10 @@ class OrionRAG(Strategy):
             if "tag" in self.indexes:
                 tag_ids = [r["chunk_id"] for r in run("chunk_tag_path_search",
                                                       {"k": self.tag_factor * self.k, "embedding": vector})]
+                if not tag_ids:  # an empty tag index would silently leave only the BM25 few
+                    raise NeoweaveError("orion: no chunk has a tag path (the tag index is empty)",
+                                        hint="run `neoweave enrich tags`, or fuse without the tag list: "
+                                             "-P orion.indexes=semantic,sparse")
         with cost.timed("sparse"):
             found = sparse.postings(run, query, self.per_term) if "sparse" in self.indexes else sparse.Postings([])
         dense_ids: list[str] = []
