@@ -187,6 +187,14 @@ def test_llm_method_batches_pairs_and_falls_back_per_pair(passages, embedder):
     assert row[0]["k"] == ["coffee"] and row[0]["t"] == "descriptive"
 
 
+def test_khl_on_a_graph_without_paragraph_features_says_to_run_the_rst_step(passages, embedder):
+    with pytest.raises(NeoweaveError, match="no chunk has paragraph features") as raised:
+        strategy("khl", passages, embedder, analysis="fast", k=2).retrieve("What threatens coffee farms?")
+    assert "enrich rst" in raised.value.hint
+    dense = strategy("khl", passages, embedder, analysis="fast", mode="hlpg", k=2).retrieve("coffee farms")
+    assert len(dense.items) == 2  # dense seeds need no features
+
+
 @pytest.fixture
 def khl_graph(passages, embedder):
     run("rst", passages, embedder=embedder, progress=False, window=2, similar=1)

@@ -198,6 +198,9 @@ class KhlRAG(Strategy):
                     score = float(row["score"])
                     if row["chunk_id"] not in seeds or seeds[row["chunk_id"]][0] < score:
                         seeds[row["chunk_id"]] = (score, origin)
+            if not seeds and self.mode != "hlpg":  # empty feature indexes would silently leave the KG half alone
+                raise NeoweaveError("khl: no chunk has paragraph features (main idea, keywords)",
+                                    hint="run `neoweave enrich rst`, or seed by the text: -P khl.mode=hlpg")
         neighbours: dict[str, tuple[float, dict[str, Any]]] = {}
         with cost.timed("rst"):
             for row in self._run(trace, "rst_neighbours", {"ids": list(seeds), "min_weight": self.tau}):
