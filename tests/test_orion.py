@@ -261,3 +261,10 @@ def test_llm_tags_and_orion_agents_with_the_local_model(falkordb_store, embedder
     assert 1 <= len(result.parameters["sub_queries"]) <= 3 and result.cost.llm_calls >= 2
     assert {"rewrite", "prune"} <= set(result.cost.milliseconds)
     assert all("pruned" in item.details or result.cost.llm_failures for item in result.items)
+
+
+def test_llm_tags_drop_the_prompts_own_field_names():
+    from neoweave.enrich.tags import _llm_tags
+
+    tags = _llm_tags(["Rhiwallon ap Cynfyn", "Gist", "...", "Powys", "domain", "powys"], limit=5)
+    assert [t.name for t in tags] == ["rhiwallon ap cynfyn", "powys"]

@@ -222,5 +222,6 @@ def _layer(graph_rows: list[dict[str, Any]], machine: list[Scored]) -> list[str]
 
 def _llm_tags(tags: list[str], limit: int) -> list[Scored]:
     """The model's tags normalised, each once, in its order, weighted by rank (1, then less)."""
-    names = list(dict.fromkeys(n for n in (normalize_tag(t) for t in tags if isinstance(t, str)) if n))[:limit]
+    names = list(dict.fromkeys(n for n in (normalize_tag(t) for t in tags if isinstance(t, str))
+                               if n and n not in tags_llm.FIELD_NAMES))[:limit]
     return [Scored(name, round(1 - rank / (2 * max(len(names), 1)), 4)) for rank, name in enumerate(names)]

@@ -13,7 +13,7 @@ from typing import Any
 from neoweave.llm import structured_each
 from neoweave.llm.structured import list_answer
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 DOCUMENT_CHARS = 2400
 """Leading characters of a document shown to the master-tag agent (its title and opening: the core themes)."""
 
@@ -30,7 +30,9 @@ Give exactly 3 tags, in this order:
 2. subjects: the main entity or entities it is about
 3. domain: the most specific field it belongs to (history, film, economics, networking, ...)
 Each tag: 1 to 4 words, no punctuation, canonical English form; proper nouns capitalised; not numbers only.
-Answer with a JSON object only: {"tags": ["gist", "subjects", "domain"]}"""
+Answer with a JSON object only: {"tags": ["...", "...", "..."]}"""
+FIELD_NAMES = frozenset({"gist", "subject", "subjects", "domain", "tag", "tags"})
+"""The prompt's own words: a small model sometimes answers them as tags (seen: "... > gist > subjects > domain")."""
 
 
 TagList = list_answer("TagList", "tags", str, max_items=8)
