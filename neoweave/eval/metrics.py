@@ -13,6 +13,7 @@ from collections import Counter
 
 INSUFFICIENT = "insufficient information"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def hit(retrieved: list[str], evidence: list[str]) -> float:
@@ -40,8 +41,7 @@ def reciprocal_rank(retrieved: list[str], evidence: list[str]) -> float:
 
 
 def normalize_answer(text: str) -> str:
-    text = text.lower()
-    text = "".join(char for char in text if char not in set(string.punctuation))
+    text = text.lower().translate(_NO_PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 

@@ -215,8 +215,6 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                           max_tokens=config.max_tokens)
         result = answered.retrieval
         golds = [question.answer, *question.aliases]
-        if config.judge:  # the context the judge checks claims against (dropped once judged)
-            record["_contexts"] = _context_texts(result)
         record.update(answer=answered.answer, gold=question.answer, prompt=config.prompt_for(strategy.name),
                       exact_match=metrics.exact_match(answered.answer, golds),
                       f1=metrics.token_f1(answered.answer, golds),
@@ -226,7 +224,10 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
-    found = metrics.answer_in_context(_context_texts(result), [question.answer, *question.aliases])
+    contexts = _context_texts(result)
+    if config.answer and config.judge:  # the context the judge checks claims against (dropped once judged)
+        record["_contexts"] = contexts
+    found = metrics.answer_in_context(contexts, [question.answer, *question.aliases])
     if found is not None:
         record["answer_in_context"] = found
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
