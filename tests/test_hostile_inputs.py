@@ -59,6 +59,9 @@ BAD_COMMANDS = [
     (["query", "x", "-s", "larag", "-P", "depth=abc"], "parameter depth takes a int, got 'abc'"),
     (["query", "x", "-s", "larag", "-P", "nonsense=1"], "bad parameter 'nonsense=1'"),
     (["query", "x", "-s", "ppr", "-P", "damping=7"], "damping"),
+    (["query", "Who founded Leland?", "-s", "kg"], "kg: the graph has no entities"),  # not enriched: no silent
+    (["query", "Who founded Leland?", "-s", "ppr"], "ppr: the graph has no entities"),  # fallback to dense seeds
+    (["query", "Who founded Leland?", "-s", "community_local"], "community_local: the graph has no entities"),
     (["explain", "x", "-s", "nosuch"], "unknown strategy 'nosuch'"),
     (["explain", "", "-s", "naive"], "the question is empty"),
     (["explain", "x", "--html", "no/such/dir/o.html"], "cannot write --html no/such/dir/o.html"),

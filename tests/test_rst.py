@@ -193,6 +193,12 @@ def test_khl_on_a_graph_without_paragraph_features_says_to_run_the_rst_step(pass
     assert "enrich rst" in raised.value.hint
     dense = strategy("khl", passages, embedder, analysis="fast", mode="hlpg", k=2).retrieve("coffee farms")
     assert len(dense.items) == 2  # dense seeds need no features
+    run("rst", passages, embedder=embedder, progress=False, window=2, similar=1)
+    with pytest.raises(NeoweaveError, match="khl: the graph has no entities") as raised:  # the KG half needs them
+        strategy("khl", passages, embedder, analysis="fast", k=2).retrieve("What threatens coffee farms?")
+    assert "enrich kg" in raised.value.hint
+    paragraphs_only = strategy("khl", passages, embedder, analysis="fast", mode="hlpg_filter", k=2)
+    assert paragraphs_only.retrieve("What threatens coffee farms?").items
 
 
 @pytest.fixture

@@ -74,7 +74,8 @@ class CommunityLocalRetriever(Strategy):
             embedding = self.embedder.embed_query(question)
         with cost.timed("graph"):
             entities = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
-                                     embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity)
+                                     embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
+                                     strategy=self.name)
             ids = sorted(entities, key=lambda e: (-entities[e], e))
             for entity_id in ids:
                 trace.node(entity_id)

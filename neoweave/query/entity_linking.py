@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neoweave.enrich.names import STOPWORDS, concept_key, normalize
+from neoweave.errors import NeoweaveError
 from neoweave.store.base import GraphStore, fulltext_terms
 
 _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")
@@ -98,14 +99,23 @@ def span_is_cased(question: str, span: tuple[int, int]) -> bool:
                for i in range(span[0], span[1]))
 
 
+def no_entities(strategy: str) -> NeoweaveError:
+    """The error of a strategy that needs the entity layer on a graph without one."""
+    return NeoweaveError(f"{strategy}: the graph has no entities (the entity index is empty)",
+                         hint="run `neoweave enrich kg` first")
+
+
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
-                  min_similarity: float, lowercase_score: float = 1.0, fulltext: bool = True) -> dict[str, float]:
+                  min_similarity: float, lowercase_score: float = 1.0, fulltext: bool = True,
+                  strategy: str = "entity linking") -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
     aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
     word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
     cosine for one of the `entity_k` nearest entity vectors at or above `min_similarity`. One statement
     (`kg_link_entities`) brings all three kinds; without `fulltext`, `kg_link_names` brings names and vectors
-    (the full-text branch's cost grows with the number of entity names)."""
+    (the full-text branch's cost grows with the number of entity names). No row at all means no entity has a
+    vector: the graph has no entity layer, and `strategy` stops with an error naming `enrich kg` rather than
+    answer from its dense seeds alone."""
     keys = question_keys(question)
     cased = cased_words(question)
 
@@ -120,6 +130,8 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     else:
         rows = run("kg_link_entities", {"keys": sorted(keys), "query": query, "fulltext_k": 10,
                                         "entity_k": max(entity_k, 1), "embedding": embedding})
+    if not rows and (query is not None or entity_k):  # the nearest-vector branch ran and found no entity at all
+        raise no_entities(strategy)
     seeds = {entity.id: 1.0 if span_is_cased(question, keys[entity.matched]) else lowercase_score
              for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
     words = set(normalize(question).split())

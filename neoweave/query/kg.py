@@ -104,7 +104,7 @@ class KGRetriever(Strategy):
         """entity id -> link score (see `entity_linking.link_question`)."""
         seeds = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
                               embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
-                              fulltext=self.link_fulltext)
+                              fulltext=self.link_fulltext, strategy=self.name)
         for entity_id in seeds:
             trace.node(entity_id)
         return seeds

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from neoweave.errors import NeoweaveError
 from neoweave.query import khl_analysis as analysis
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
-from neoweave.query.entity_linking import link_question
+from neoweave.query.entity_linking import link_question, no_entities
 
 log = logging.getLogger(__name__)
 MODES = ("full", "kg", "hlpg", "hlpg_filter")
@@ -106,9 +106,9 @@ class KhlRAG(Strategy):
         with cost.timed("embed"):
             texts = [question, found.main_idea, ", ".join(found.keywords) or found.main_idea]
             question_vector, idea_vector, keyword_vector = self.embedder.embed(texts)
-        kg = self._kg(question, question_vector, trace, cost) if self.mode in ("full", "kg") else []
         paragraphs = self._paragraphs(question_vector, idea_vector, keyword_vector, trace, cost) \
             if self.mode != "kg" else []
+        kg = self._kg(question, question_vector, trace, cost) if self.mode in ("full", "kg") else []
         wanted_kg = self.kg_count(kind)
         taken_kg = kg[:wanted_kg]
         kept_kg = {t.chunk_id for t in taken_kg}
@@ -168,10 +168,13 @@ class KhlRAG(Strategy):
 
         with cost.timed("kg"):
             if self.kg_entities == "linked":
-                scores = link_question(run, self.store, question, vector, entity_k=self.entities, min_similarity=0.0)
+                scores = link_question(run, self.store, question, vector, entity_k=self.entities, min_similarity=0.0,
+                                       strategy=self.name)
             else:
                 scores = {r["id"]: float(r["score"]) for r in run("kg_entity_vector_search",
                                                                   {"k": self.entities, "embedding": vector})}
+                if self.entities and not scores:
+                    raise no_entities(self.name)
             best = sorted(scores.items(), key=lambda item: -item[1])[:self.entities]
             rows = run("khl_kg_chunks", {"entities": [{"id": i, "score": s} for i, s in best], "embedding": vector,
                                          "limit": self.k}) if best else []

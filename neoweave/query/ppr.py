@@ -126,7 +126,7 @@ class PPRRetriever(Strategy):
                 if self.dense_k else []
             linked = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
                                    embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
-                                   lowercase_score=self.generic_weight)
+                                   lowercase_score=self.generic_weight, strategy=self.name)
         for row in dense:
             graph.add_node(row["chunk_id"], "Chunk", float(row["score"]))
         for entity_id in linked:
