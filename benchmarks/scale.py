@@ -23,6 +23,10 @@ increments. Per size:
    cosine, its defaults M 16 / ef_construction 100), its load time, top-10 p50/p95 and recall@10, beside
    FalkorDB's own bulk load of the same vectors into an empty graph with its index (efConstruction 200, the
    default, and 100 as Chroma builds), top-10 p50/p95 and recall@10 at the default ef_runtime.
+
+Interrupted runs resume on the same `--data-dir`: a copy ingested whole is recorded in `increments/`, a
+copy cut short is finished by the incremental ingest (its increment says `resumed`), and `enrich kg`
+continues with the chunks it has not done (`kg_enrich_chunks` says how many this run did).
 """
 
 from __future__ import annotations
@@ -320,6 +324,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--kg", action="store_true", help="also enrich kg and time the kg strategy")
     parser.add_argument("--no-chroma", action="store_true")
+    parser.add_argument("--no-bulk", action="store_true", help="skip FalkorDB's bulk load of the same vectors")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -343,13 +348,19 @@ def main() -> None:
         chunks = store.counts().nodes.get("Chunk", 0)
         for size in sizes:
             increments = []
+            recorded = {increment["copy"] for row in results["sizes"] for increment in row["increments"]}
             while chunks < size:
                 tree = copy_docs(args.html, args.data_dir / "copies", copy)
-                before = store.counts().nodes.get("Chunk", 0)
-                if before and store.query("MATCH (d:Document) WHERE d.id STARTS WITH $p RETURN count(d) AS n",
-                                          {"p": f"{BASE_URL}copy{copy}/"})[0]["n"]:
-                    copy += 1  # already ingested by an earlier run
+                marker = args.data_dir / "increments" / f"copy{copy}.json"
+                if marker.is_file():  # ingested whole by an earlier run, which may have stopped before its row
+                    if copy not in recorded:
+                        increments.append(json.loads(marker.read_text()))
+                    copy += 1
                     continue
+                resumed = bool(store.query("MATCH (d:Document) WHERE d.id STARTS WITH $p RETURN count(d) AS n",
+                                           {"p": f"{BASE_URL}copy{copy}/"})[0]["n"])
+                if resumed:  # its rate then counts only what was left (the row says `resumed`)
+                    log.info("copy %d was partly ingested by an interrupted run: ingest resumes it", copy)
                 ingestor = Ingestor(store, embedder, IngestOptions(
                     sources=SourceOptions(base_url=f"{BASE_URL}copy{copy}/"), progress=False,
                     embed_batch_chunks=args.batch))
@@ -361,11 +372,18 @@ def main() -> None:
                                    "chunks_per_s": round(report.chunks_per_second, 1),
                                    "raw_embedding_chunks_per_s": round(raw, 1),
                                    "ratio": round(report.chunks_per_second / raw, 3),
-                                   "links_resolved": report.links_resolved, "memory": memory.samples})
+                                   "links_resolved": report.links_resolved, "memory": memory.samples,
+                                   **({"resumed": True} if resumed else {})})
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(json.dumps(increments[-1]))
                 log.info("copy %d: %s", copy, {k: v for k, v in increments[-1].items() if k != "memory"})
                 chunks = store.counts().nodes.get("Chunk", 0)
                 copy += 1
             earlier = next((r for r in results["sizes"] if r["size_target"] == size), None)
+            if not increments and not earlier:  # built by a run that stopped before measuring it
+                increments = [json.loads(path.read_text()) for path in sorted(
+                    (args.data_dir / "increments").glob("copy*.json"), key=lambda path: int(path.stem[4:]))
+                    if int(path.stem[4:]) not in recorded]
             if not increments and earlier:  # built by an earlier run: keep what its ingest measured
                 if earlier["chunks"] != chunks:
                     log.warning("the graph (%d chunks) is past size %d: keeping its earlier row", chunks, size)
@@ -395,13 +413,19 @@ def main() -> None:
             if args.kg:
                 from neoweave.enrich import run
 
-                started = time.perf_counter()
-                run("kg", store, embedder=embedder, progress=False)
-                row["kg_enrich_s"] = round(time.perf_counter() - started, 1)
+                report = run("kg", store, embedder=embedder, progress=False)
+                # enrich kg resumes where an interrupted run stopped, so its rate is over the chunks it did
+                if report.chunks or not earlier or "kg_enrich_s" not in earlier:
+                    row["kg_enrich_s"] = round(report.seconds, 1)
+                    row["kg_enrich_chunks"] = report.chunks
+                else:  # re-measured on a graph enriched by an earlier run: keep what that run took
+                    row["kg_enrich_s"] = earlier["kg_enrich_s"]
+                    row["kg_enrich_chunks"] = earlier.get("kg_enrich_chunks")
                 row["retrieval"].update(retrieval_latencies(store, embedder, questions, kg=True))
-            row["falkordb_bulk_load"] = [falkordb_bulk_load(server, ids, matrix, defaults.ef_runtime, efc,
-                                                            query_vectors, exact)
-                                         for efc in (defaults.ef_construction, 100)]
+            if not args.no_bulk:
+                row["falkordb_bulk_load"] = [falkordb_bulk_load(server, ids, matrix, defaults.ef_runtime, efc,
+                                                                query_vectors, exact)
+                                             for efc in (defaults.ef_construction, 100)]
             if not args.no_chroma:
                 row["chroma"] = chroma_baseline(ids, matrix, query_vectors, exact)
             row["server_rss_mb"] = round(psutil.Process(store.server_pid()).memory_info().rss / 2**20)
