@@ -147,3 +147,37 @@ def test_paper_tables_show_each_papers_measures_and_name_the_missing():
     assert "| strategy | k | A-Sim | LLM tokens |\n| --- | --- | --- | --- |\n| naive | 5 | 0.700 | 700 |" in text
     assert "### PankRAG" not in text  # none of its measures without a judge
     assert paper_tables_markdown([row("naive", "all", hit=1.0)], []) == ""
+
+
+def test_paper_tables_over_several_runs_each_strategy_from_one(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from neoweave.cli import main
+    from neoweave.eval.paper_tables import tables_from_runs
+
+    for name, precision in (("naive", 0.2), ("larag", 0.4)):
+        run = tmp_path / f"run-{name}"
+        run.mkdir()
+        rows = [{"strategy": name, "k": k, "type": "all", "questions": 2, "doc_hit": 1.0,
+                 "doc_precision": precision / k * 5} for k in (5, 10)]
+        (run / "summary.json").write_text(json.dumps({"title": name, "rows": rows}), encoding="utf-8")
+        records = [{"strategy": name, "k": k, "question_id": q} for k in (5, 10) for q in ("q1", "q2")]
+        (run / "records.json").write_text(json.dumps(records), encoding="utf-8")
+    text = tables_from_runs([tmp_path / "run-naive", tmp_path / "run-larag"], k=5)
+    assert "| naive | 5 | 1.000 | 0.200 |" in text and "| larag | 5 | 1.000 | 0.400 |" in text
+    assert "| 10 |" not in text
+    with pytest.raises(NeoweaveError, match=r"naive at k = (5|10) is in both"):
+        tables_from_runs([tmp_path / "run-naive", tmp_path / "run-naive"])
+    with pytest.raises(NeoweaveError, match="no strategy was evaluated at k = 3"):
+        tables_from_runs([tmp_path / "run-naive"], k=3)
+    (tmp_path / "run-larag" / "summary.json").unlink()
+    with pytest.raises(NeoweaveError, match=r"no evaluation summary at .*run-larag/summary.json"):
+        tables_from_runs([tmp_path / "run-naive", tmp_path / "run-larag"])
+    out = tmp_path / "tables.md"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["neoweave", "eval", "tables", "run-naive", "--k", "10", "--out", str(out)])
+    try:
+        main()
+    except SystemExit as exc:
+        assert not exc.code, capsys.readouterr().err
+    assert "| naive | 10 | 1.000 | 0.100 |" in out.read_text(encoding="utf-8")

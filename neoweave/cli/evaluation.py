@@ -12,7 +12,8 @@ from neoweave.errors import NeoweaveError
 
 datasets_app = group("datasets", "Build evaluation datasets.")
 eval_app = typer.Typer(invoke_without_command=True, help="Compare strategies on a QA set (`neoweave eval --qa ...`), "
-                       "or two runs (`neoweave eval compare RUN_A RUN_B`).")
+                       "or two runs (`neoweave eval compare RUN_A RUN_B`), or the seed papers' tables over "
+                       "several runs (`neoweave eval tables RUN...`).")
 app.add_typer(eval_app, name="eval")
 
 
@@ -152,6 +153,25 @@ def compare(
         print(json.dumps(comparison.as_dict(), indent=1, default=str))
     else:
         console.print(text, highlight=False, soft_wrap=True)
+
+
+@eval_app.command("tables")
+def tables(
+    runs: Annotated[list[Path], typer.Argument(help="report directories (summary.json, records.json), one or more")],
+    k: Annotated[int | None, typer.Option("--k", help="only this k (default: every k the runs have)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="write the tables (Markdown) here")] = None,
+) -> None:
+    """Each seed paper's table over several runs: strategies judged one run at a time, shown side by side in
+    LARAG's, the thesis's, Orion-RAG's, KHL-RAG's and PankRAG's own measures."""
+    from neoweave.eval.paper_tables import tables_from_runs
+
+    text = tables_from_runs(runs, k=k)
+    if out is not None:
+        try:
+            out.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise NeoweaveError(f"cannot write --out {out}: {exc.strerror}") from exc
+    console.print(text, highlight=False, soft_wrap=True)
 
 
 @eval_app.command("pairwise")

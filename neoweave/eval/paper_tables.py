@@ -5,8 +5,12 @@ not produce is named with the option that produces it, never shown as zero."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from neoweave.errors import NeoweaveError
 
 
 @dataclass(frozen=True)
@@ -116,3 +120,39 @@ def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, An
                         "Each seed paper's table with this run's numbers for every strategy it ran (means over "
                         "the questions; LARAG's correlations are under \"Answer analysis\", PankRAG's pairwise "
                         "win rates come from `neoweave eval pairwise`).", *parts])
+
+
+def load_summary_rows(run: Path) -> list[dict[str, Any]]:
+    """The summary rows a `neoweave eval --out RUN` wrote (RUN/summary.json, or the file itself)."""
+    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json")
+    if not path.is_file():
+        raise NeoweaveError(f"no evaluation summary at {path}", hint="give a report directory written by "
+                            "`neoweave eval --out DIR`")
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8")).get("rows")
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise NeoweaveError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and {"strategy", "k", "type"} <= r.keys()
+                                             for r in rows):
+        raise NeoweaveError(f"{path} has no list of summary rows (strategy, k, type)")
+    return rows
+
+
+def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
+    """The seed papers' tables over several runs, for strategies evaluated one run each (slow judged runs are
+    taken strategy by strategy); a strategy at one k must come from one run only. `k` keeps one k."""
+    from neoweave.eval.compare import load_runs
+
+    records = load_runs(runs)
+    rows = [row for run in runs for row in load_summary_rows(run)]
+    if k is not None:
+        rows = [row for row in rows if row["k"] == k]
+        records = [record for record in records if record.get("k") == k]
+        if not rows:
+            raise NeoweaveError(f"no strategy was evaluated at k = {k} in {', '.join(map(str, runs))}",
+                                hint="leave out --k, or give one of the run's k values")
+    text = paper_tables_markdown(rows, records)
+    if not text:
+        raise NeoweaveError(f"{', '.join(map(str, runs))} measured nothing a seed paper reports",
+                            hint="run `neoweave eval ... --answer --judge all`")
+    return text
