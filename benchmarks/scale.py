@@ -381,9 +381,8 @@ def main() -> None:
                 copy += 1
             earlier = next((r for r in results["sizes"] if r["size_target"] == size), None)
             if not increments and not earlier:  # built by a run that stopped before measuring it
-                increments = [json.loads(path.read_text()) for path in sorted(
-                    (args.data_dir / "increments").glob("copy*.json"), key=lambda path: int(path.stem[4:]))
-                    if int(path.stem[4:]) not in recorded]
+                markers = [json.loads(path.read_text()) for path in (args.data_dir / "increments").glob("copy*.json")]
+                increments = sorted((m for m in markers if m["copy"] not in recorded), key=lambda m: m["copy"])
             if not increments and earlier:  # built by an earlier run: keep what its ingest measured
                 if earlier["chunks"] != chunks:
                     log.warning("the graph (%d chunks) is past size %d: keeping its earlier row", chunks, size)

@@ -166,6 +166,7 @@ def test_paper_tables_over_several_runs_each_strategy_from_one(tmp_path, monkeyp
     text = tables_from_runs([tmp_path / "run-naive", tmp_path / "run-larag"], k=5)
     assert "| naive | 5 | 1.000 | 0.200 |" in text and "| larag | 5 | 1.000 | 0.400 |" in text
     assert "| 10 |" not in text
+    assert "with these runs' numbers" in text  # merged from two report directories
     with pytest.raises(NeoweaveError, match=r"naive at k = (5|10) is in both"):
         tables_from_runs([tmp_path / "run-naive", tmp_path / "run-naive"])
     with pytest.raises(NeoweaveError, match="no strategy was evaluated at k = 3"):
@@ -181,3 +182,4 @@ def test_paper_tables_over_several_runs_each_strategy_from_one(tmp_path, monkeyp
     except SystemExit as exc:
         assert not exc.code, capsys.readouterr().err
     assert "| naive | 10 | 1.000 | 0.100 |" in out.read_text(encoding="utf-8")
+    assert "with this run's numbers" in out.read_text(encoding="utf-8")

@@ -104,8 +104,10 @@ def _thesis_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> str:
-    """The section, or "" when the run measured nothing any seed paper reports."""
+def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, Any]], *,
+                          several_runs: bool = False) -> str:
+    """The section, or "" when the run measured nothing any seed paper reports (`several_runs`: the rows
+    were merged from several report directories, and the intro says so)."""
     overall = [r for r in rows if r["type"] == "all"]
     prompts = _prompts(records)
     parts = []
@@ -116,8 +118,9 @@ def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, An
             parts.append(_thesis_table(rows))  # the papers in the order the README lists them
     if not parts:
         return ""
+    whose = "these runs'" if several_runs else "this run's"
     return "\n\n".join(["## In the seed papers' measures",
-                        "Each seed paper's table with this run's numbers for every strategy it ran (means over "
+                        f"Each seed paper's table with {whose} numbers for every strategy evaluated (means over "
                         "the questions; LARAG's correlations are under \"Answer analysis\", PankRAG's pairwise "
                         "win rates come from `neoweave eval pairwise`).", *parts])
 
@@ -151,7 +154,7 @@ def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
         if not rows:
             raise NeoweaveError(f"no strategy was evaluated at k = {k} in {', '.join(map(str, runs))}",
                                 hint="leave out --k, or give one of the run's k values")
-    text = paper_tables_markdown(rows, records)
+    text = paper_tables_markdown(rows, records, several_runs=len(runs) > 1)
     if not text:
         raise NeoweaveError(f"{', '.join(map(str, runs))} measured nothing a seed paper reports",
                             hint="run `neoweave eval ... --answer --judge all`")
