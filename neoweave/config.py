@@ -48,9 +48,16 @@ class Neo4jSettings(_Section):
     database: str = "neo4j"
 
 
+EmbeddingRuntime = Literal["auto", "onnx", "torch"]
+
+
 class EmbeddingSettings(_Section):
     model: str = Field("all-MiniLM-L6-v2", description="sentence-transformers model name or path")
     dimension: int | None = Field(None, ge=1, le=8192, description="if unset, read from the model")
+    runtime: EmbeddingRuntime = Field("auto", description="onnx: ONNX Runtime over an export of the model (starts "
+                                      "in <1 s, no torch); torch: sentence-transformers (any model or device); "
+                                      "auto: onnx when onnxruntime is installed and the model is or can be "
+                                      "exported, else torch")
 
 
 class LLMSettings(_Section):
@@ -139,6 +146,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_NEO4J_DATABASE", "neo4j", "database"),
     ("NEOWEAVE_EMBEDDING_MODEL", "embedding", "model"),
     ("NEOWEAVE_EMBEDDING_DIMENSION", "embedding", "dimension"),
+    ("NEOWEAVE_EMBEDDING_RUNTIME", "embedding", "runtime"),
     ("NEOWEAVE_LLM_PROVIDER", "llm", "provider"),
     ("NEOWEAVE_LLM_MODEL", "llm", "model"),
     ("NEOWEAVE_LLM_BASE_URL", "llm", "base_url"),
