@@ -32,9 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 from neoweave.config import load_settings  # noqa: E402
 from neoweave.errors import NeoweaveError  # noqa: E402
-from neoweave.eval.pipeline import EvalOutcome, evaluate  # noqa: E402
-from neoweave.eval.runner import RunConfig, markdown_table  # noqa: E402
+from neoweave.eval.pipeline import EvalOutcome  # noqa: E402
+from neoweave.eval.report import markdown_table  # noqa: E402
+from neoweave.eval.runner import RunConfig  # noqa: E402
 from neoweave.eval.sphinx_faq import build_sphinx_faq  # noqa: E402
+from neoweave.kb import evaluate  # noqa: E402
 
 PYTHON_DOCS_URL = "https://docs.python.org/3.11/"
 STRATEGIES = ["naive", "larag"]

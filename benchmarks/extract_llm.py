@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from neoweave.config import load_settings  # noqa: E402
-from neoweave.enrich.extract_fast import FastExtractor  # noqa: E402
 from neoweave.enrich.extract_llm import LLMExtractor  # noqa: E402
 from neoweave.llm import create_gateway  # noqa: E402
 from neoweave.llm.local import stop_local_servers  # noqa: E402
+from neoweave.nlp.extract_fast import FastExtractor  # noqa: E402
 
 
 def run(model: str, grammar: bool, texts: list[tuple[str, str]], data_dir: Path) -> dict:

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from neoweave.config import load_settings  # noqa: E402
-from neoweave.eval.pipeline import evaluate  # noqa: E402
 from neoweave.eval.runner import RunConfig  # noqa: E402
+from neoweave.kb import evaluate  # noqa: E402
 
 FAST = {"analysis": "fast"}
 VARIANTS = {  # name in the report -> (strategy, parameters)

@@ -11,18 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = '''from pathlib import Path
 
-from neoweave.config import load_settings
-from neoweave.embeddings import Embedder
-from neoweave.store import open_store
+import neoweave
 
 SITE = Path("..") / "tests" / "data" / "site"  # a tiny hyperlinked docs site; point this at your own documents
-settings = load_settings()  # the embedded FalkorDB in .neoweave/, or Neo4j with NEOWEAVE_STORE=neo4j
-store = open_store(settings)
-embedder = Embedder(settings.embedding.model)'''
+kb = neoweave.open(".neoweave")  # the embedded FalkorDB in .neoweave/, or Neo4j with NEOWEAVE_STORE=neo4j'''
 
-INGEST = '''from neoweave.ingest import IngestOptions, Ingestor
-
-report = Ingestor(store, embedder, IngestOptions(progress=False)).ingest(SITE)
+INGEST = '''report = kb.ingest(SITE)
 print(f"{report.documents_new} new, {report.documents_unchanged} unchanged documents; {report.chunks} chunks; "
       f"links: {report.links_resolved} resolved, {report.links_unresolved} unresolved")'''
 
@@ -35,27 +29,20 @@ NOTEBOOKS = {
         new_code_cell(INGEST),
         new_markdown_cell("What the graph holds: nodes per label, relationships per type, and any read-only Cypher "
                           "(`neoweave cypher --list` shows the saved exploration queries)."),
-        new_code_cell("counts = store.counts()\ncounts.nodes, counts.relationships"),
-        new_code_cell('store.query("MATCH (s:Section)-[l:LINKS_TO]->(t:Section) '
+        new_code_cell("status = kb.status()\nstatus[\"nodes\"], status[\"relationships\"]"),
+        new_code_cell('kb.cypher("MATCH (s:Section)-[l:LINKS_TO]->(t:Section) '
                       'RETURN s.title AS section, l.text AS link, t.title AS target")'),
         new_markdown_cell("Retrieve with naive RAG (vector search) and LARAG (vector seeds, then the hyperlinks "
                           "of their sections): each chunk says where it came from."),
-        new_code_cell('''from neoweave.query import strategy
-
-question = "How does the event loop schedule coroutines and callbacks?"
+        new_code_cell('''question = "How does the event loop schedule coroutines and callbacks?"
 for name in ("naive", "larag"):
-    result = strategy(name, store, embedder, k=1).retrieve(question)
+    result = kb.retrieve(question, strategy=name, k=1)
     print(f"== {name}: {len(result.items)} chunks, {result.context_tokens} tokens, {result.cost.total_ms:.0f} ms")
     for item in result.items:
         print(f"  {item.origin:5} {item.score:.3f} {item.section_title}")'''),
         new_markdown_cell("Answer with the LLM gateway: the local Qwen model (started on first use) or any "
                           "OpenAI-compatible endpoint set in `NEOWEAVE_LLM_*`."),
-        new_code_cell('''from neoweave.llm import create_gateway
-from neoweave.query.answer import answer
-
-llm = create_gateway(settings)
-answered = answer(question, strategy=strategy("larag", store, embedder, k=1), llm=llm, prompt="hyperlinked",
-                  max_tokens=48)
+        new_code_cell('''answered = kb.answer(question, strategy="larag", k=1, prompt="hyperlinked", max_tokens=48)
 print(answered.answer)
 print(answered.call.model, answered.call.prompt_tokens, "prompt tokens")'''),
     ],
@@ -78,11 +65,10 @@ questions = [
 ]
 qa = Path("qa-example.jsonl")
 qa.write_text("".join(json.dumps(q) + "\\n" for q in questions))'''),
-        new_code_cell('''from neoweave.eval.pipeline import evaluate
-from neoweave.eval.runner import RunConfig
+        new_code_cell('''from neoweave.eval.runner import RunConfig
 
-outcome = evaluate(settings, qa, RunConfig(["naive", "larag"], [1, 2]), Path("eval-example"), corpus=SITE,
-                   base_url=BASE, progress=False)
+outcome = kb.evaluate(qa, RunConfig(["naive", "larag"], [1, 2]), Path("eval-example"), corpus=SITE,
+                      base_url=BASE, progress=False)
 [{key: row[key] for key in ("strategy", "k", "hit", "perfect", "recall", "chunks", "context_tokens")}
  for row in outcome.rows if row["type"] == "all"]'''),
         new_markdown_cell("The report's plot: quality against context tokens, one line per strategy."),
@@ -97,22 +83,17 @@ Image(filename=str(Path("eval-example") / "plot.png"))'''),
                           "`neoweave explain QUESTION --html why.html`, and in Neo4j Browser via `--cypher`."),
         new_code_cell(SETUP),
         new_code_cell(INGEST),
-        new_code_cell('''from neoweave.audit import explain, render_html, visualization_graph
-from neoweave.query import strategy
-
-result = strategy("larag", store, embedder, k=1).retrieve("How does the event loop schedule coroutines?")
-explanation = explain(result, store)
+        new_code_cell('''explanation = kb.explain("How does the event loop schedule coroutines?", strategy="larag", k=1)
 [(node.role, node.label, node.caption[:40], node.rank, node.hop) for node in explanation.nodes]'''),
         new_code_cell("def short(node_id):\n    return node_id.rsplit('/', 1)[-1]\n\n\n"
                       "[(rel.type, short(rel.source), short(rel.target), rel.detail[:60], rel.traced)\n"
                       " for rel in explanation.relationships]"),
         new_markdown_cell("The graph view, inline (colour by role, size by score; click a node for its text):"),
-        new_code_cell("visualization_graph(explanation).render(height='450px')"),
+        new_code_cell("from neoweave.audit import visualization_graph\n\n"
+                      "visualization_graph(explanation).render(height='450px')"),
         new_markdown_cell("The same subgraph in Neo4j Browser: paste both parts."),
-        new_code_cell('''from neoweave.cypher import load
-
-print(explanation.browser_cypher(load("explain_subgraph", "neo4j").text)[:400])
-Path("why.html").write_text(render_html(explanation), encoding="utf-8")  # one self-contained file'''),
+        new_code_cell('''print(explanation.browser_cypher()[:400])
+explanation.to_html("why.html")  # one self-contained file'''),
     ],
     "04_human_in_the_loop_tags.ipynb": [
         new_markdown_cell("# Human-in-the-loop tags (Orion-RAG)\n\nTags each document (master tags) and chunk "
@@ -120,19 +101,15 @@ Path("why.html").write_text(render_html(explanation), encoding="utf-8")  # one s
                           "the path and its embedding are recomputed at once, and the edit survives re-tagging."),
         new_code_cell(SETUP),
         new_code_cell(INGEST),
-        new_code_cell('''from neoweave.enrich import run
-
-report = run("tags", store, embedder=embedder, progress=False)
+        new_code_cell('''report = kb.enrich("tags")
 print(report.chunks, "chunks tagged")'''),
         new_code_cell('''from neoweave.enrich.tag_edits import add_tag, show_tags
 
-doc_id = store.query("MATCH (d:Document) WHERE d.title CONTAINS 'Memory' RETURN d.id AS id")[0]["id"]
-show_tags(store, doc_id)'''),
-        new_code_cell('''edited = add_tag(store, embedder, doc_id, "reference counting", by="notebook")
+doc_id = kb.cypher("MATCH (d:Document) WHERE d.title CONTAINS 'Memory' RETURN d.id AS id")[0]["id"]
+show_tags(kb.store, doc_id)'''),
+        new_code_cell('''edited = add_tag(kb.store, kb.embedder, doc_id, "reference counting", by="notebook")
 edited'''),
-        new_code_cell('''from neoweave.query import strategy
-
-found = strategy("orion", store, embedder, k=2, expand=False, prune=False).retrieve("reference counting")
+        new_code_cell('''found = kb.retrieve("reference counting", strategy="orion", k=2, expand=False, prune=False)
 [(item.section_title, item.details["tag_path"]) for item in found.items]'''),
     ],
 }

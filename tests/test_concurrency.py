@@ -17,6 +17,7 @@ from neoweave.config import load_settings
 from neoweave.cypher.registry import explore_query
 from neoweave.enrich import run as run_step
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.kb import KnowledgeBase
 from neoweave.server.app import create_app
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
@@ -103,7 +104,8 @@ def test_an_enrich_step_runs_while_the_http_api_serves_queries(falkordb_store, e
 
     answered: list[int] = []
     during = 0
-    with running_server(create_app(settings, falkordb_store, embedder)) as url, \
+    kb = KnowledgeBase(settings, store=falkordb_store, embedder=embedder)  # the same store object is enriched
+    with running_server(create_app(kb)) as url, \
             httpx.Client(base_url=url, timeout=120) as client:
         worker = threading.Thread(target=enrich)
         worker.start()

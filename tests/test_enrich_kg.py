@@ -9,13 +9,14 @@ import pytest
 from conftest import ingest_records
 
 from neoweave.enrich import run
-from neoweave.enrich.extract_fast import FastExtractor
-from neoweave.enrich.extraction import Mention
 from neoweave.enrich.kg import refresh_entities
-from neoweave.enrich.names import normalize
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.ingest.link_contexts import embed_all_link_contexts
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.extraction import Mention
+from neoweave.nlp.names import normalize
 from neoweave.query import strategy
 from neoweave.store.falkordb_store import FalkorDBStore
 
@@ -194,6 +195,7 @@ def test_larag_follows_the_best_link_of_each_kind(graph, embedder):
     graph.query("MATCH (s:Section {doc_id: 'd2'}), (t:Section {doc_id: 'd4'}) "
                 "CREATE (s)-[:LINKS_TO {order: 0, text: 'Ermengarde', context: 'the mother of the king'}]->(t)",
                 write=True)
+    assert embed_all_link_contexts(graph, embedder, progress=False) == 1  # as ingest does for its links
     question = "Where is the city from which the kingdom of Lotharingia was ruled?"
     both = strategy("larag", graph, embedder, k=1, n_links=1, entity_seeds=0).retrieve(question)
     assert both.items[0].doc_id == "d2"

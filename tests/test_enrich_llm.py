@@ -9,11 +9,11 @@ from conftest import ingest_records
 from neoweave.config import load_settings
 from neoweave.enrich import run
 from neoweave.enrich.extract_llm import LLMExtractor, response_model
-from neoweave.enrich.extraction import ChunkExtraction
-from neoweave.enrich.names import DEFAULT_TYPES
 from neoweave.llm import create_gateway
 from neoweave.llm.gateway import StructuredResult
 from neoweave.llm.ledger import LLMCall
+from neoweave.nlp.extraction import ChunkExtraction
+from neoweave.nlp.names import DEFAULT_TYPES
 
 TEXT = "Ed Wood is a 1994 film directed by Tim Burton. Johnny Depp plays the title role."
 

@@ -102,8 +102,8 @@ def test_the_local_model_judges_a_tiny_run(cli_env_run):
 @pytest.fixture
 def cli_env_run(tmp_path, site, model_dir):
     from neoweave.config import load_settings
-    from neoweave.eval.pipeline import evaluate
     from neoweave.eval.runner import RunConfig
+    from neoweave.kb import evaluate
     from neoweave.llm.local import MODELS, LocalModelServer
     from neoweave.store.falkordb_server import EmbeddedFalkorDB
 

@@ -6,7 +6,8 @@ import pytest
 
 from neoweave.config import load_settings
 from neoweave.errors import NeoweaveError
-from neoweave.eval.runner import RunConfig, load_qa, markdown_table, run, summarize, write_report
+from neoweave.eval.report import markdown_table, write_report
+from neoweave.eval.runner import RunConfig, load_qa, run, summarize
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.llm import LOCAL_TIMEOUT, create_gateway
 

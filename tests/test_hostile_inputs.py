@@ -52,23 +52,26 @@ def graph(neoweave, workdir):
 
 
 BAD_COMMANDS = [
-    (["query", "x", "--k", "0"], "k must be >= 1"),
+    (["query", "x", "--k", "0"], "k must be between 1 and 50, not 0"),
+    (["query", "x", "--k", "1000000000"], "k must be between 1 and 50"),  # the server's bounds
+    (["query", "x" * 2001], "at most 2000 are accepted"),
+    (["query", "x", "-s", "larag", "-P", "depth=100000"], "must be at most 1000"),
     (["query", "x", "-k", "3"], "No such option: -k"),
     (["query", "x", "-s", "nosuch"], "unknown strategy 'nosuch'"),
     (["query", "x", "-s", "larag", "-P", "depth=-1"], "depth must be >= 0, got -1"),
     (["query", "x", "-s", "larag", "-P", "depth=abc"], "parameter depth takes a int, got 'abc'"),
-    (["query", "x", "-s", "larag", "-P", "nonsense=1"], "bad parameter 'nonsense=1'"),
+    (["query", "x", "-s", "larag", "-P", "nonsense=1"], "has no parameter 'nonsense'"),
     (["query", "x", "-s", "ppr", "-P", "damping=7"], "damping"),
     (["query", "Who founded Leland?", "-s", "kg"], "kg: the graph has no entities"),  # not enriched: no silent
     (["query", "Who founded Leland?", "-s", "ppr"], "ppr: the graph has no entities"),  # fallback to dense seeds
     (["query", "Who founded Leland?", "-s", "community_local"], "community_local: the graph has no entities"),
     (["explain", "x", "-s", "nosuch"], "unknown strategy 'nosuch'"),
     (["explain", "", "-s", "naive"], "the question is empty"),
-    (["explain", "x", "--html", "no/such/dir/o.html"], "cannot write --html no/such/dir/o.html"),
+    (["explain", "x", "--html", "no/such/dir/o.html"], "cannot write no/such/dir/o.html: No such file or directory"),
     (["enrich", "nosuch"], "unknown enrich step 'nosuch'"),
     (["enrich", "kg", "--method", "nope"], "method must be one of fast, llm, got 'nope'"),
     (["enrich", "rst", "-P", "window=abc"], "parameter window takes a int, got 'abc'"),
-    (["enrich", "kg", "-P", "nope=1"], "bad parameter 'nope=1'"),
+    (["enrich", "kg", "-P", "nope=1"], "has no parameter 'nope'"),
     (["enrich", "communities", "-P", "max_cluster_size=0"], "max_cluster_size"),
     (["entities", "show", "no-such-id"], "no entity named 'no-such-id'"),
     (["entities", "unmerge", "nope"], "no active merge 'nope'"),

@@ -4,11 +4,12 @@ import itertools
 import json
 
 from neoweave.ingest.chunking import Chunker, ChunkingOptions
-from neoweave.ingest.documents import Document, Skipped, link_context
+from neoweave.ingest.documents import Document, Skipped
 from neoweave.ingest.html import HtmlOptions, parse_html
 from neoweave.ingest.records import iter_jsonl, record_to_document
 from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
 from neoweave.ingest.text import parse_text
+from neoweave.nlp.link_context import link_context
 
 HASH = {fmt: {"chunk_size": 1000} for fmt in ("html", "text", "markdown", "record")}
 

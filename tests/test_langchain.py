@@ -32,14 +32,14 @@ def notes(tmp_path):
     return folder
 
 
-def test_a_loader_is_an_ingest_source_and_reingest_skips_unchanged(falkordb_store, embedder, notes):
+def test_a_loader_is_an_ingest_source_and_reingest_skips_unchanged(falkordb_store, kb, notes):
     loader = DirectoryLoader(str(notes), glob="*.txt", loader_cls=TextLoader)
-    report = ingest_documents(loader.lazy_load(), store=falkordb_store, embedder=embedder)
+    report = ingest_documents(loader.lazy_load(), kb=kb)
     assert report.documents_new == 3 and report.chunks == 3 and not report.skipped
     rows = falkordb_store.query("MATCH (d:Document) RETURN d.id AS id, d.title AS title ORDER BY id")
     assert [row["title"] for row in rows] == ["gc.txt", "loop.txt", "paint.txt"]
     assert all(row["id"] == str(notes / row["title"]) for row in rows)  # the loader's source: stable
-    again = ingest_documents(loader.lazy_load(), store=falkordb_store, embedder=embedder)
+    again = ingest_documents(loader.lazy_load(), kb=kb)
     assert again.documents_unchanged == 3 and again.documents_new == 0
 
 
@@ -59,10 +59,10 @@ def test_records_keep_ids_stable_and_distinct():
     assert records[0]["metadata"] == {"source": "report.pdf", "page": 0}
 
 
-def test_retriever_returns_ranked_documents_with_the_trace(falkordb_store, embedder, notes):
+def test_retriever_returns_ranked_documents_with_the_trace(falkordb_store, kb, notes):
     ingest_documents(DirectoryLoader(str(notes), glob="*.txt", loader_cls=TextLoader).lazy_load(),
-                     store=falkordb_store, embedder=embedder)
-    retriever = NeoweaveRetriever(store=falkordb_store, embedder=embedder, strategy="naive", parameters={"k": 2})
+                     kb=kb)
+    retriever = NeoweaveRetriever(kb=kb, strategy="naive", parameters={"k": 2})
     docs = retriever.invoke("How does the garbage collector free memory?")
     assert len(docs) == 2 and docs[0].metadata["doc_id"].endswith("gc.txt")
     assert [d.metadata["rank"] for d in docs] == [1, 2] and docs[0].metadata["score"] >= docs[1].metadata["score"]
@@ -91,11 +91,11 @@ def _graph_documents():
     ]
 
 
-def test_graph_documents_import_as_entities_relations_and_mentions(falkordb_store, embedder):
+def test_graph_documents_import_as_entities_relations_and_mentions(falkordb_store, embedder, kb):
     from neoweave.integrations.langchain import import_graph_documents
     from neoweave.query import strategy
 
-    ingested, report = import_graph_documents(_graph_documents(), store=falkordb_store, embedder=embedder)
+    ingested, report = import_graph_documents(_graph_documents(), kb=kb)
     assert ingested.documents_new == 2 and report.chunks == 2
     rows = falkordb_store.query("MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) RETURN c.doc_id AS doc, e.name AS name, "
                                 "e.type AS type ORDER BY doc, name")
@@ -112,5 +112,5 @@ def test_graph_documents_import_as_entities_relations_and_mentions(falkordb_stor
     found = strategy("kg", falkordb_store, embedder, k=1).retrieve("What did Marie Curie discover?")
     assert any(fact.relation == "discovered" for fact in found.facts)
     counts = (falkordb_store.counts().nodes, falkordb_store.counts().relationships)
-    import_graph_documents(_graph_documents(), store=falkordb_store, embedder=embedder)  # again: idempotent
+    import_graph_documents(_graph_documents(), kb=kb)  # again: idempotent
     assert (falkordb_store.counts().nodes, falkordb_store.counts().relationships) == counts

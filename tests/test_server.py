@@ -12,7 +12,8 @@ from test_query import EVENT_LOOP_Q
 
 from neoweave.config import load_settings
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
-from neoweave.server.app import ServeLimits, create_app
+from neoweave.kb import KnowledgeBase, Limits
+from neoweave.server.app import create_app
 
 QUESTIONS = [EVENT_LOOP_Q, "How do I cancel a task?", "What does the garbage collector do?",
              "How is memory freed?", "What is a coroutine?", "How are callbacks scheduled?",
@@ -23,8 +24,9 @@ QUESTIONS = [EVENT_LOOP_Q, "How do I cancel a task?", "What does the garbage col
 def server(falkordb_store, embedder, site, tmp_path):
     Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
     settings = load_settings(overrides={"falkordb": {"data_dir": tmp_path / "data"}}, environ={})
-    app = create_app(settings, falkordb_store, embedder, ServeLimits(max_body_bytes=4096, max_question_chars=300,
-                                                                   max_k=20))
+    kb = KnowledgeBase(settings, store=falkordb_store, embedder=embedder, read_only=True,
+                       limits=Limits(max_question_chars=300, max_k=20))
+    app = create_app(kb, max_body_bytes=4096)
     with running_server(app) as url, httpx.Client(base_url=url, timeout=120) as client:
         yield client
 
@@ -33,7 +35,9 @@ def test_status_strategies_and_the_page(server):
     status = server.get("/status").json()
     assert status["store"]["backend"] == "falkordb" and status["nodes"]["Chunk"] == 6
     names = {s["name"]: s for s in server.get("/strategies").json()}
-    assert {"naive", "larag", "kg", "khl", "orion"} <= set(names) and names["larag"]["parameters"]["n_links"] == 1
+    defaults = {p["name"]: p["default"] for p in names["larag"]["parameters"]}
+    assert {"naive", "larag", "kg", "khl", "orion"} <= set(names) and defaults["n_links"] == 1
+    assert names["ppr"]["requires"] == ["kg"] and all(p["doc"] for p in names["ppr"]["parameters"])
     page = server.get("/")
     assert page.status_code == 200 and 'data-testid="ask-form"' in page.text
     paths = set(server.get("/openapi.json").json()["paths"])
@@ -65,13 +69,19 @@ def test_query_explain_and_view(server):
     ({"question": "x", "parameters": {"kk": 1}}, 400, "no parameter"),
     ({"question": "x", "strategy": "larag", "parameters": {"depth": 100000}}, 400, "at most 1000"),
     ({"question": "x", "strategy": "larag", "parameters": {"depth": "deep"}}, 400, "depth"),
-    ({"question": "x", "parameters": {"k": [1, 2]}}, 400, "must be a number, string or boolean"),
-    ({"strategy": "naive"}, 422, "question"),
+    ({"question": "x", "parameters": {"k": [1, 2]}}, 400, "must be a number, text or true/false"),
+    ({"strategy": "naive"}, 400, "question: Field required"),
+    ({"question": "x", "k": "many"}, 400, "k: Input should be a valid integer"),
 ])
 def test_bad_requests_get_a_clear_error(server, body, status, message):
     response = server.post("/query", json=body)
     assert response.status_code == status, response.text
     assert message in response.text
+
+
+def test_malformed_json_is_a_400_naming_where(server):
+    broken = server.post("/query", content=b'{"question": "x",', headers={"content-type": "application/json"})
+    assert broken.status_code == 400 and "JSON decode error" in broken.json()["error"]
 
 
 def test_request_body_limits(server):

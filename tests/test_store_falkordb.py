@@ -99,9 +99,10 @@ def test_fulltext_search_matches_any_word_and_ignores_syntax(falkordb_store):
 def test_write_batches_sends_every_row_in_batches(falkordb_store):
     falkordb_store.apply_schema("test-model", DIM)
     rows = ({"name": f"tag{i}"} for i in range(7))
-    before = len(falkordb_store.statements_run)
+    before = falkordb_store.statement_counts["upsert_tags"]
     assert falkordb_store.write_batches("upsert_tags", rows, batch_size=3) == 7
-    assert falkordb_store.statements_run[before:] == ["upsert_tags"] * 3
+    assert falkordb_store.statement_counts["upsert_tags"] - before == 3
+    assert list(falkordb_store.recent_statements)[-3:] == ["upsert_tags"] * 3
     assert falkordb_store.counts().nodes["Tag"] == 7
     # MERGE on the key: writing again changes nothing
     again = [{"name": f"tag{i}"} for i in range(7)]
@@ -464,3 +465,40 @@ def test_reply_values_are_read_as_the_client_reads_them(falkordb_store):
     assert falkordb_store.query("CREATE (:Probe {name: 'c'})", write=True) == []  # statistics only
     with pytest.raises(NeoweaveError, match="rejected"):  # a run-time error in the reply is raised
         falkordb_store.query("UNWIND [1, 0] AS x RETURN 1 / x AS y, toInteger('a') + [] AS z")
+
+
+def test_concurrent_vector_searches_answer_as_sequential_ones(falkordb_store, embedder, tmp_path):
+    # FalkorDB 1.4.1 answered overlapping HNSW queries wrongly (duplicates, lost neighbours); the store sends
+    # vector-index statements one at a time
+    import threading
+
+    from conftest import stdlib_corpus
+
+    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+    corpus = tmp_path / "stdlib.jsonl"
+    corpus.write_text(stdlib_corpus(300))
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(corpus)
+    questions = ["parse command line arguments", "open a file", "thread pool executor", "regular expressions",
+                 "http server", "json decoding", "date and time", "random numbers"]
+    vectors = dict(zip(questions, embedder.embed(questions), strict=True))
+
+    def search(question: str) -> list[str]:
+        rows = falkordb_store.run("chunk_vector_search", {"k": 5, "embedding": vectors[question]})
+        return [row["chunk_id"] for row in rows]
+
+    expected = {question: search(question) for question in questions}
+    wrong: list[str] = []
+
+    def worker(offset: int) -> None:
+        for n in range(40):
+            question = questions[(offset + n) % len(questions)]
+            if search(question) != expected[question]:
+                wrong.append(question)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []

@@ -6,8 +6,8 @@ from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.homes import TitleIndex
-from neoweave.enrich.names import title_variants
 from neoweave.enrich.title_mentions import Gazetteer
+from neoweave.nlp.names import title_variants
 
 
 def _gazetteer(*titles: str) -> Gazetteer:

@@ -12,6 +12,7 @@ from test_query import EVENT_LOOP_Q
 
 from neoweave.config import load_settings
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.kb import KnowledgeBase
 from neoweave.server.app import create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -26,7 +27,8 @@ def test_ask_two_strategies_read_answers_and_open_the_graph_view(falkordb_store,
     Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": {
         "model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}})
-    with running_server(create_app(settings, falkordb_store, embedder)) as url, sync_playwright() as playwright:
+    kb = KnowledgeBase(settings, store=falkordb_store, embedder=embedder, read_only=True)
+    with running_server(create_app(kb)) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()
         errors: list[str] = []

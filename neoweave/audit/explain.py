@@ -13,8 +13,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from neoweave.errors import NeoweaveError
 from neoweave.query.base import RetrievalResult
 from neoweave.store.base import GraphStore
 
@@ -90,9 +92,30 @@ class Explanation:
                  if node.id not in reached and node.label != "Tag"]
         return {"edges": edges, "nodes": nodes}
 
-    def browser_cypher(self, statement_text: str) -> str:
-        """What to paste into Neo4j Browser: the `:params` line (it sets both parameters), then the statement."""
+    def browser_cypher(self, statement_text: str | None = None) -> str:
+        """What to paste into Neo4j Browser: the `:params` line (it sets both parameters), then the statement
+        (`explain_subgraph` as Neo4j runs it, unless another text is given)."""
+        if statement_text is None:
+            from neoweave.cypher import load
+
+            statement_text = load("explain_subgraph", "neo4j").text
         return f":params {cypher_literal(self.browser_parameters())}\n\n{statement_text}\n"
+
+    def to_json(self) -> str:
+        """The explanation as JSON (what `POST /explain` returns)."""
+        return json.dumps(self.as_dict(), indent=2, default=str)
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """The graph view as one self-contained page; written to `path` when given."""
+        from neoweave.audit.view import render_html
+
+        page = render_html(self)
+        if path is not None:
+            try:
+                Path(path).write_text(page, encoding="utf-8")
+            except OSError as exc:
+                raise NeoweaveError(f"cannot write {path}: {exc.strerror}") from exc
+        return page
 
 
 def cypher_literal(value: Any) -> str:

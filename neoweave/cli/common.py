@@ -53,8 +53,8 @@ def _global(
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
+def knowledge_base(*, read_only: bool = False):
+    """The knowledge base these options name (a context manager): every command goes through it."""
+    from neoweave.kb import KnowledgeBase
 
-def open_store():
-    from neoweave.store import open_store as _open_store
-
-    return _open_store(settings())
+    return KnowledgeBase(settings(), read_only=read_only)

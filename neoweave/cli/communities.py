@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import console, group, open_store
+from neoweave.cli.common import console, group, knowledge_base
 from neoweave.errors import NeoweaveError
 
 communities_app = group("communities", "List communities per level; print a community's report.")
@@ -19,7 +19,8 @@ def list_communities(
     limit: Annotated[int, typer.Option("--limit", help="rows shown")] = 20,
 ) -> None:
     """Counts and sizes per level, then the highest-rated communities."""
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         levels = store.run("community_levels")
         if not levels:
             raise NeoweaveError("the graph has no communities", hint="run `neoweave enrich communities`")
@@ -41,7 +42,8 @@ def list_communities(
 def show(community_id: Annotated[str, typer.Argument(help="a community id (see `neoweave communities list`)")]
          ) -> None:
     """A community's report, with its parent and sub-communities."""
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         rows = store.run("community_report", {"id": community_id})
     if not rows:
         raise NeoweaveError(f"no community {community_id!r}", hint="ids are listed by `neoweave communities list`")

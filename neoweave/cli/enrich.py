@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, open_store, settings
+from neoweave.cli.common import app, console, knowledge_base
+from neoweave.cli.query import request_parameters
 
 
 @app.command()
@@ -24,31 +25,19 @@ def enrich(
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """Run an enrich step over every chunk it has not processed yet (resumable, incremental)."""
-    from neoweave.embeddings import Embedder
-    from neoweave.enrich import make_step, run
-
-    cfg = settings()
-    from neoweave.parameters import parse_parameter
     from neoweave.registry import ENRICH_STEPS
 
-    parameters = {"method": method, **({"batch_size": batch_size} if batch_size else {})}
-    parameters.update(parse_parameter(ENRICH_STEPS.get(step), text, what=f"enrich step '{step}'")
-                      for text in params or [])
-    chosen = make_step(step, **parameters)
-    llm = None
-    if method == "llm":
-        from neoweave.llm import create_gateway
-
-        llm = create_gateway(cfg)
-    embedder = Embedder(cfg.embedding.model)
-    with open_store() as store:
-        report = run(chosen, store, embedder=embedder, llm=llm, limit=limit, doc_ids=docs,
-                     progress=progress and not as_json)
+    parameters = dict(request_parameters(params))
+    if batch_size:
+        parameters["batch_size"] = batch_size
+    with knowledge_base() as kb:
+        report = kb.enrich(step, method, limit=limit, doc_ids=docs, progress=progress and not as_json, **parameters)
+    graph_wide = ENRICH_STEPS.get(step).graph_wide
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
         return
     table = Table("counter", "value", title=f"enrich {report.step} ({report.signature})")
-    if not chosen.graph_wide:
+    if not graph_wide:
         table.add_row("chunks processed", str(report.chunks))
     for name, value in sorted(report.counters.items()):
         table.add_row(name, str(value))
@@ -56,7 +45,7 @@ def enrich(
         table.add_row("LLM calls / prompt / completion tokens",
                       f"{report.llm_calls} / {report.prompt_tokens} / {report.completion_tokens}")
     console.print(table)
-    if chosen.graph_wide:
+    if graph_wide:
         console.print(f"{report.seconds:.1f} s")
     else:
         console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write "

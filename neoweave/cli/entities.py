@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import console, group, open_store, settings
+from neoweave.cli.common import console, group, knowledge_base
 from neoweave.errors import NeoweaveError
 
 entities_app = group("entities", "Inspect entities; list and undo resolution merges.")
@@ -19,9 +19,10 @@ def show(
     limit: Annotated[int, typer.Option("--limit", help="mentions and relations shown")] = 10,
 ) -> None:
     """An entity: type, description, aliases, home, mentions and strongest relations."""
-    from neoweave.enrich.names import normalize
+    from neoweave.nlp.names import normalize
 
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         rows = store.run("entity_show", {"id": name, "key": normalize(name)})
         if not rows:
             raise NeoweaveError(f"no entity named {name!r}", hint="entity ids look like person:lothair ii")
@@ -52,7 +53,8 @@ def merges(
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
     """Resolution merges, newest first: survivor, absorbed, rule, score, status."""
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         rows = store.run("entity_merges", {"ids": [entity] if entity else []})
     table = Table("merge", "survivor", "absorbed", "rule", "score", "forms", "chunks", "status")
     for r in rows[:limit]:
@@ -65,18 +67,14 @@ def merges(
 @entities_app.command("unmerge")
 def unmerge(merge: Annotated[str, typer.Argument(help="a merge id, or the id of the absorbed entity")]) -> None:
     """Undo a merge: restore the absorbed entity and its mentions; rebuild the relations of its chunks."""
-    from neoweave.embeddings import Embedder
-    from neoweave.enrich import run
     from neoweave.enrich.resolution import unmerge as undo
 
-    cfg = settings()
-    with open_store() as store:
-        outcome = undo(store, merge)
+    with knowledge_base() as kb:
+        outcome = undo(kb.store, merge)
         record = outcome["record"]
         method = outcome["absorbed"].get("method") or "fast"
         if method not in ("fast", "llm"):
             method = "fast"
-        report = run("kg", store, embedder=Embedder(cfg.embedding.model), chunk_ids=outcome["chunk_ids"],
-                     method=method, progress=False)
+        report = kb.enrich("kg", method, chunk_ids=outcome["chunk_ids"])
     console.print(f"restored {record['absorbed_id']} from {record['survivor_id']} (rule {record['rule']}); "
                   f"re-extracted {report.chunks} chunks", highlight=False)

@@ -53,8 +53,9 @@ def evaluate(
     """Compare strategies on a QA set: retrieval, answers, latency, memory; report.md, JSON and a plot."""
     if ctx.invoked_subcommand is not None:
         return
-    from neoweave.eval.pipeline import evaluate as run_evaluation
-    from neoweave.eval.runner import RunConfig, markdown_table
+    from neoweave.eval.report import markdown_table
+    from neoweave.eval.runner import RunConfig
+    from neoweave.kb import KnowledgeBase, Limits
 
     if qa is None:
         raise NeoweaveError("--qa is required", hint="neoweave eval --qa QA.jsonl [--corpus PATH] ..., or "
@@ -77,8 +78,9 @@ def evaluate(
     cfg = settings()
     if judge_model:
         cfg.judge.model = judge_model
-    outcome = run_evaluation(cfg, qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
-                             types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
+    with KnowledgeBase(cfg, limits=Limits.unbounded()) as kb:
+        outcome = kb.evaluate(qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
+                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
     if fit_router:
@@ -192,11 +194,10 @@ def pairwise(
     """Win rates of two strategies' answers judged pairwise by an LLM, positions swapped (flip rate reported)."""
     import json
 
-    from neoweave.embeddings import Embedder
     from neoweave.eval.compare import load_records
     from neoweave.eval.judge import Judge
     from neoweave.eval.pairwise import answer_pairs, pairwise_markdown, pairwise_win_rates
-    from neoweave.llm import create_gateway
+    from neoweave.kb import KnowledgeBase
 
     if limit is not None and limit < 1:
         raise NeoweaveError(f"--limit must be at least 1, not {limit}")
@@ -207,10 +208,12 @@ def pairwise(
         cfg.judge.model = judge_model
     answered_by = json.loads((run / "summary.json").read_text()).get("setup", {}).get("answers", "") if (
         run / "summary.json").is_file() else ""
-    gateway = create_gateway(cfg.judge_settings())
-    judge = Judge(gateway, Embedder(cfg.embedding.model),
-                  answer_model=gateway.model if str(answered_by).startswith(f"{gateway.model} ") else None)
-    result = pairwise_win_rates(judge, pairs, criteria=tuple(c.strip() for c in criteria.split(",") if c.strip()))
+    with KnowledgeBase(cfg) as kb:
+        gateway = kb.judge_llm
+        judge = Judge(gateway, kb.embedder,
+                      answer_model=gateway.model if str(answered_by).startswith(f"{gateway.model} ") else None)
+        result = pairwise_win_rates(judge, pairs, criteria=tuple(c.strip() for c in criteria.split(",")
+                                                                 if c.strip()))
     if out is not None:
         out.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     console.print(pairwise_markdown(result, a_strategy, b_strategy), highlight=False, soft_wrap=True)

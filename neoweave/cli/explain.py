@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from neoweave.cli.common import app, console, open_store
-from neoweave.cli.query import retrieve_with, strategy_overrides
+from neoweave.cli.common import app, console, knowledge_base, settings
+from neoweave.cli.query import NO_SERVER_HELP, PROMPT_HELP, request_parameters
 from neoweave.errors import NeoweaveError
 
 
@@ -28,34 +27,27 @@ def explain(
     as_cypher: Annotated[bool, typer.Option("--cypher", help="print the `:params` line and the statement that "
                                             "draw the same subgraph in Neo4j Browser")] = False,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
-    prompt: Annotated[str, typer.Option("--prompt", help="the answer prompt (see `neoweave query`)")]
-    = "short_answer",
+    prompt: Annotated[str, typer.Option("--prompt", help=PROMPT_HELP)] = "short_answer",
     documents: Annotated[bool, typer.Option("--documents/--no-documents", help="show each context chunk's "
                                             "document")] = True,
+    no_server: Annotated[bool, typer.Option("--no-server", help=NO_SERVER_HELP)] = False,
 ) -> None:
     """Show the subgraph behind a retrieval: seeds, followed links with their context, entities and relations,
     RST edges, communities and tags, with scores and hops."""
-    from neoweave.audit import explain as explain_result
-    from neoweave.audit import render_html
-
     if html_path is not None and html_path.is_dir():
         raise NeoweaveError(f"--html {html_path} is a directory", hint="give a file name, e.g. why.html")
-    overrides = strategy_overrides(strategy_name, params, k=k)
-    with open_store() as store:
-        result, answered = retrieve_with(store, question, strategy_name, overrides, with_answer, prompt)
-        explanation = explain_result(result, store, answer=answered.answer if answered else None,
-                                     documents=documents)
+    parameters = request_parameters(params)
+    explanation = _remote(question, strategy_name, k, parameters, with_answer, prompt, documents, no_server)
+    if explanation is None:
+        with knowledge_base(read_only=not with_answer) as kb:
+            explanation = kb.explain(question, strategy_name, k, answer=with_answer, prompt=prompt,
+                                     documents=documents, parameters=parameters)
     if html_path is not None:
-        try:
-            html_path.write_text(render_html(explanation), encoding="utf-8")
-        except OSError as exc:
-            raise NeoweaveError(f"cannot write --html {html_path}: {exc.strerror}") from exc
+        explanation.to_html(html_path)
     if as_json:
-        print(json.dumps(explanation.as_dict(), indent=2, default=str))
+        print(explanation.to_json())
     if as_cypher:
-        from neoweave.cypher import load
-
-        print(explanation.browser_cypher(load("explain_subgraph", "neo4j").text))
+        print(explanation.browser_cypher())
     if as_json or as_cypher:
         return
     roles: dict[str, int] = {}
@@ -76,3 +68,23 @@ def explain(
         console.print(f"graph view: {html_path} (open it in a browser; click a node for its text)")
     else:
         console.print("add --html why.html for the graph view, --cypher for Neo4j Browser, --json for the data")
+
+
+def _remote(question, strategy_name, k, parameters, with_answer, prompt, documents, no_server):
+    """The explanation from a running `neoweave serve` for this graph, or None."""
+    if no_server:
+        return None
+    from neoweave.cli.remote import find_server, post
+
+    url = find_server(settings())
+    if not url:
+        return None
+    data = post(url, "/explain", {"question": question, "strategy": strategy_name, "k": k,
+                                  "parameters": parameters, "answer": with_answer, "prompt": prompt,
+                                  "documents": documents})
+    if data is None:
+        return None
+    from neoweave.audit import Explanation
+    from neoweave.serialization import from_data
+
+    return from_data(Explanation, data)

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, err_console, open_store, settings
-from neoweave.errors import NeoweaveError
+from neoweave.cli.common import app, console, err_console, knowledge_base
 
 
 @app.command()
@@ -23,39 +22,21 @@ def ingest(
     max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
     context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
     skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
-    link_contexts: Annotated[bool, typer.Option("--link-contexts", help="embed every link's context now "
-                                                "(LARAG otherwise embeds each on first use)")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
-    """Ingest documents: sections, chunks, embeddings, hyperlinks. Unchanged documents are left alone.
+    """Ingest documents: sections, chunks, embeddings, hyperlinks and their contexts. Unchanged documents are
+    left alone.
 
     Exit status: 0 when everything was ingested, 3 when some inputs were skipped (listed in the report).
     """
-    from neoweave.embeddings import Embedder
-    from neoweave.ingest import HtmlOptions, IngestOptions, Ingestor, SourceOptions
+    from neoweave.ingest import HtmlOptions, SourceOptions
 
-    cfg = settings()
-    try:
-        options = IngestOptions(
-            sources=SourceOptions(format=fmt, base_url=base_url, max_file_bytes=int(max_file_mb * 1024 * 1024),
-                                  html=HtmlOptions(context_words=context_words),
-                                  skip_paths=(*SourceOptions().skip_paths, *(skip or ()))),
-            chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress and not as_json,
-        )
-        for kind in ("html", "record"):
-            options.chunking(kind)
-    except ValueError as exc:
-        raise NeoweaveError(f"invalid ingest option: {exc}") from exc
-    embedder = Embedder(cfg.embedding.model)
-    with open_store() as store:
-        report = Ingestor(store, embedder, options).ingest(path)
-        if link_contexts:
-            from neoweave.ingest.link_contexts import embed_all_link_contexts
-
-            embedded = embed_all_link_contexts(store, embedder, progress=progress and not as_json)
-            if not as_json:
-                console.print(f"link contexts embedded: {embedded}")
+    with knowledge_base() as kb:
+        report = kb.ingest(path, format=fmt, base_url=base_url, max_file_bytes=int(max_file_mb * 1024 * 1024),
+                           html=HtmlOptions(context_words=context_words),
+                           skip_paths=(*SourceOptions().skip_paths, *(skip or ())), chunk_size=chunk_size,
+                           chunk_overlap=chunk_overlap, progress=progress and not as_json)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -69,12 +50,13 @@ def _print_report(report) -> None:
         err_console.print(f"[yellow]skipped[/yellow] {skipped}", highlight=False, soft_wrap=True)
     if len(report.skipped) > 50:
         err_console.print(f"... and {len(report.skipped) - 50} more skipped (see --json)")
-    table = Table("documents", "new", "changed", "unchanged", "skipped", title="ingest report")
-    table.add_row("", str(report.documents_new), str(report.documents_changed), str(report.documents_unchanged),
+    table = Table("new", "changed", "unchanged", "skipped", title="documents ingested")
+    table.add_row(str(report.documents_new), str(report.documents_changed), str(report.documents_unchanged),
                   str(len(report.skipped)))
     console.print(table)
     console.print(f"{report.sections} sections, {report.chunks} chunks written; links: "
-                  f"{report.links_resolved} resolved, {report.links_unresolved} unresolved; "
+                  f"{report.links_resolved} resolved, {report.links_unresolved} unresolved, "
+                  f"{report.link_contexts_embedded} link contexts embedded; "
                   f"{report.files_seen} files seen ({report.files_ignored} ignored by type or rule); "
                   f"{report.seconds:.1f} s, {report.chunks_per_second:.1f} chunks/s "
                   f"(embedding {report.embed_seconds:.1f} s)")

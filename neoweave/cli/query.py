@@ -1,23 +1,26 @@
-"""`neoweave query`: retrieve (and answer) with a strategy."""
+"""`neoweave query` and `neoweave strategies`: retrieve (and answer) with a strategy; list the strategies."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from neoweave.cli.common import app, console, open_store, settings
+from neoweave.cli.common import app, console, knowledge_base, settings
 from neoweave.errors import NeoweaveError
+from neoweave.registry import STRATEGIES
+
+STRATEGY_HELP = "one of: " + ", ".join(sorted(STRATEGIES.builtins)) + " (see `neoweave strategies`)"
+PROMPT_HELP = "the answer prompt (see `neoweave strategies --prompts`)"
+NO_SERVER_HELP = "work in-process even when a `neoweave serve` for this graph is running"
 
 
 @app.command()
 def query(
     question: Annotated[str, typer.Argument(help="the question")],
-    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help="naive | larag | kg | ppr | hybrid | "
-                                                      "orion | khl | community_local | community_global")] = "naive",
+    strategy_name: Annotated[str, typer.Option("--strategy", "-s", help=STRATEGY_HELP)] = "naive",
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     n_links: Annotated[int | None, typer.Option("--n-links", help="LARAG: links per section")] = None,
     depth: Annotated[int | None, typer.Option("--depth", help="LARAG: hops")] = None,
@@ -28,19 +31,67 @@ def query(
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
                                                      "(repeatable), e.g. -P max_facts=10")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
-    prompt: Annotated[str, typer.Option("--prompt", help="basic|role|reasoning|hyperlinked|unified|short_answer|"
-                                                   "global_reduce")]
-    = "short_answer",
+    prompt: Annotated[str, typer.Option("--prompt", help=PROMPT_HELP)] = "short_answer",
     as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
+    no_server: Annotated[bool, typer.Option("--no-server", help=NO_SERVER_HELP)] = False,
 ) -> None:
     """Retrieve context for a question with a strategy (and answer it); shows where each piece came from."""
-    overrides = strategy_overrides(strategy_name, params, k=k, n_links=n_links, depth=depth, top_m=top_m,
-                                   links=links, entity_seeds=entity_seeds)
-    with open_store() as store:
-        result, answered = retrieve_with(store, question, strategy_name, overrides, with_answer, prompt)
+    parameters = request_parameters(params, n_links=n_links, depth=depth, top_m=top_m, links=links,
+                                    entity_seeds=entity_seeds)
+    result, answered = ask(question, strategy_name, k, parameters, with_answer=with_answer, prompt=prompt,
+                           no_server=no_server)
     if as_json:
         print(json.dumps(answered.as_dict() if answered else result.as_dict(), indent=2, default=str))
         return
+    print_result(result, answered, prompt)
+
+
+def request_parameters(params: list[str] | None, **named: Any) -> dict[str, Any]:
+    """The named options that were given, then every `-P NAME=VALUE` (as text: typed by the strategy)."""
+    parameters = {name: value for name, value in named.items() if value is not None}
+    for text in params or []:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise NeoweaveError(f"-P {text!r} is not NAME=VALUE")
+        parameters[name.strip().replace("-", "_")] = value.strip()
+    return parameters
+
+
+def ask(question: str, strategy_name: str, k: int | None, parameters: dict[str, Any], *, with_answer: bool,
+        prompt: str, no_server: bool):
+    """(retrieval, answer or None): from a running `neoweave serve` for this graph, else in-process."""
+    if not no_server:
+        from neoweave.cli.remote import find_server, post
+
+        url = find_server(settings())
+        if url:
+            body = {"question": question, "strategy": strategy_name, "k": k, "parameters": parameters}
+            data = post(url, "/answer" if with_answer else "/query", {**body, "prompt": prompt} if with_answer
+                        else body)
+            if data is not None:
+                return _results_from(data, with_answer)
+    with knowledge_base(read_only=not with_answer) as kb:
+        if with_answer:
+            answered = kb.answer(question, strategy_name, k, prompt=prompt, parameters=parameters)
+            return answered.retrieval, answered
+        return kb.retrieve(question, strategy_name, k, parameters=parameters), None
+
+
+def _results_from(data: dict[str, Any], with_answer: bool):
+    from neoweave.query.base import RetrievalResult
+    from neoweave.serialization import from_data
+
+    if with_answer:
+        from neoweave.query.answer import AnswerResult
+
+        answered = from_data(AnswerResult, {**data, "call": data.get("llm_call")})
+        return answered.retrieval, answered
+    return from_data(RetrievalResult, data), None
+
+
+def print_result(result, answered, prompt: str) -> None:
+    from rich.table import Table
+
     table = Table("#", "origin", "score", "section", "text", title=f"{result.strategy} {result.parameters}")
     for index, item in enumerate(result.items, 1):
         origin = item.origin if item.origin != "link" else f"link (hop {item.details['hop']})"
@@ -63,8 +114,7 @@ def query(
     console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
                   + (f"{result.cost.llm_calls} LLM calls, {result.cost.prompt_tokens + result.cost.completion_tokens} "
                      "tokens; " if result.cost.llm_calls else "")
-                  +
-                  f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
+                  + f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
                   f"statements: {statement_summary(result.trace)}", highlight=False)
 
 
@@ -76,39 +126,33 @@ def statement_summary(trace) -> str:
                      for name, count in calls.items())
 
 
-def strategy_overrides(strategy_name: str, params: list[str] | None, **named) -> dict:
-    """The named options that were given, then every `-P NAME=VALUE`, checked against the strategy."""
-    from neoweave.registry import STRATEGIES
+@app.command()
+def strategies(
+    name: Annotated[str | None, typer.Argument(help="one strategy (all when omitted)")] = None,
+    prompts: Annotated[bool, typer.Option("--prompts", help="list the answer prompts instead")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """Every retrieval strategy: what it is, which enrich step it needs, its parameters with defaults."""
+    if prompts:
+        from neoweave.query.prompts import PROMPTS
 
-    overrides = {name: value for name, value in named.items() if value is not None}
-    overrides.update(STRATEGIES.get(strategy_name).parse_parameter(text) for text in params or [])
-    return overrides
+        listed = [{"name": key, "about": template.about} for key, template in sorted(PROMPTS.items())]
+        if as_json:
+            print(json.dumps(listed, indent=2))
+            return
+        for entry in listed:
+            console.print(f"[bold]{entry['name']}[/bold]: {entry['about']}", highlight=False)
+        return
+    from neoweave.query.catalog import strategy_catalog, strategy_entry
 
-
-def retrieve_with(store, question: str, strategy_name: str, overrides: dict, with_answer: bool, prompt: str):
-    """Retrieve with a strategy on an open store (and answer): (result, answered or None)."""
-    from neoweave.embeddings import Embedder
-    from neoweave.query import strategy
-    from neoweave.registry import STRATEGIES
-
-    cfg = settings()
-    meta = store.read_meta()
-    if meta is None:
-        raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
-    embedder = Embedder(cfg.embedding.model)
-    store.check_meta(cfg.embedding.model, embedder.dimension)  # also loads the model before timing starts
-    from neoweave.query.router import configured
-
-    overrides = configured(cfg, strategy_name, overrides)
-    llm = None
-    if with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides):
-        from neoweave.llm import create_gateway
-
-        llm = create_gateway(cfg)
-    chosen = strategy(strategy_name, store, embedder, llm, **overrides)
-    if with_answer:
-        from neoweave.query.answer import answer
-
-        answered = answer(question, strategy=chosen, llm=llm, prompt=prompt)
-        return answered.retrieval, answered
-    return chosen.retrieve(question), None
+    catalog = [strategy_entry(name)] if name else strategy_catalog()
+    if as_json:
+        print(json.dumps(catalog, indent=2, default=str))
+        return
+    for entry in catalog:
+        needs = ", ".join(f"enrich {step}" for step in entry["requires"]) or "ingest only"
+        console.print(f"[bold]{entry['name']}[/bold] ({needs}{'; calls the LLM' if entry['needs_llm'] else ''}): "
+                      f"{entry['about']}", highlight=False)
+        for parameter in entry["parameters"]:
+            console.print(f"    -P {parameter['name']}={parameter['default']!s:<10} {parameter['doc']}",
+                          highlight=False, soft_wrap=True)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Annotated
 
 import typer
 
-from neoweave.cli.common import app, console, open_store, settings
+from neoweave.cli.common import app, console, settings
 from neoweave.errors import NeoweaveError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -22,15 +23,15 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="largest request body")] = 64 * 1024,
 ) -> None:
     """Serve /query, /answer, /explain, /view, /status and a web page that compares strategies side by side
-    (read-only; OpenAPI at /docs)."""
+    (read-only; OpenAPI at /docs). While it runs, `neoweave query` and `explain` for this graph use it."""
     try:
         import uvicorn
 
-        from neoweave.server.app import ServeLimits, create_app
+        from neoweave.server.app import create_app
     except ImportError as exc:
         raise NeoweaveError("serve needs FastAPI and uvicorn", hint="pip install 'neoweave[serve]'") from exc
-    from neoweave.embeddings import Embedder
-    from neoweave.ingest.link_contexts import embed_all_link_contexts
+    from neoweave.cli.remote import announce, withdraw
+    from neoweave.kb import KnowledgeBase, Limits
 
     if not 0 < port < 65536:
         raise NeoweaveError(f"--port must be between 1 and 65535, not {port}")
@@ -43,14 +44,30 @@ def serve(
                       "(there is no authentication; put a proxy with one in front)")
     cfg = settings()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    with open_store() as store:
-        if store.read_meta() is None:
-            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first")
-        embedder = Embedder(cfg.embedding.model)
-        store.check_meta(cfg.embedding.model, embedder.dimension)
-        embedded = embed_all_link_contexts(store, embedder, progress=False)  # before serving: queries only read
-        if embedded:
-            console.print(f"embedded the context of {embedded} links")
-        limits = ServeLimits(max_body_bytes=max_body_bytes, max_question_chars=max_question_chars, max_k=max_k)
-        console.print(f"neoweave serving http://{host}:{port}/ (API docs: /docs); Ctrl-C stops")
-        uvicorn.run(create_app(cfg, store, embedder, limits), host=host, port=port, log_level="warning")
+    limits = Limits(max_question_chars=max_question_chars, max_k=max_k)
+    started = time.perf_counter()
+    with KnowledgeBase(cfg, limits=limits, read_only=True) as kb:
+        console.print("starting the graph store ...")
+        meta = kb.check_graph()
+        console.print(f"loading the embedding model {meta['embedding_model']} ...")
+        kb.embedder.embed_query("warm up")  # the first request should not pay for loading the model
+        url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+        announced = []
+
+        class AnnouncingServer(uvicorn.Server):
+            """Records the server in the data directory once it listens, for the command line to find."""
+
+            async def startup(self, sockets=None) -> None:
+                await super().startup(sockets=sockets)
+                if self.started:
+                    announced.append(announce(cfg, url))
+                    console.print(f"neoweave serving {url}/ (API docs: /docs), ready after "
+                                  f"{time.perf_counter() - started:.1f} s; Ctrl-C stops", highlight=False)
+
+        server = AnnouncingServer(uvicorn.Config(create_app(kb, max_body_bytes=max_body_bytes), host=host,
+                                                 port=port, log_level="warning"))
+        try:
+            server.run()
+        finally:
+            for path in announced:
+                withdraw(path)

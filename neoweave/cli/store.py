@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, group, open_store, settings
+from neoweave.cli.common import app, console, group, knowledge_base, settings
 from neoweave.errors import NeoweaveError
 
 server_app = group("server", "The embedded FalkorDB server (the default store).")
@@ -19,11 +19,11 @@ def init() -> None:
     """Apply the graph schema (constraints, vector and full-text indexes) and record the Meta node."""
     from neoweave.embeddings import resolve_dimension
 
-    cfg = settings()
-    dimension = resolve_dimension(cfg.embedding)
-    with open_store() as store:
-        created = store.apply_schema(cfg.embedding.model, dimension)
-        health = store.health()
+    with knowledge_base() as kb:
+        cfg = kb.settings
+        dimension = resolve_dimension(cfg.embedding)
+        created = kb.store.apply_schema(cfg.embedding.model, dimension)
+        health = kb.store.health()
     console.print(f"schema applied on {health['backend']} ({health['address']}): "
                   f"{len(created)} new constraints/indexes, embedding model {cfg.embedding.model} "
                   f"(dimension {dimension})")
@@ -32,7 +32,8 @@ def init() -> None:
 @app.command()
 def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
     """Counts per label and relationship type, indexes, schema version and embedding model."""
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         health = store.health()
         meta = store.read_meta()
         counts = store.counts()
@@ -148,8 +149,8 @@ def cypher(
                             hint="saved queries: neoweave cypher --list")
     if file is not None:
         query = _query_file(file, params)
-    with open_store() as store:
-        rows = store.query(query, params, write=write)
+    with knowledge_base(read_only=not write) as kb:
+        rows = kb.cypher(query, params, write=write)
     if as_json:
         for row in rows:
             print(json.dumps(row, default=str))
@@ -168,9 +169,8 @@ def cypher(
 @app.command()
 def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/folder that was ingested")]) -> None:
     """Delete documents and everything only they own (sections, chunks, their links)."""
-    from neoweave.ingest import delete as delete_documents
-
-    ids = delete_documents(key, settings=settings())
+    with knowledge_base() as kb:
+        ids = kb.delete(key)
     if not ids:
         raise NeoweaveError(f"no document has id or path {key!r}", hint="see `neoweave cypher "
                             "\"MATCH (d:Document) RETURN d.id, d.path LIMIT 20\"`")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import console, group, open_store, settings
+from neoweave.cli.common import console, group, knowledge_base
 
 tags_app = group("tags", "Show, add and remove topic tags (tag paths are recomputed at once).")
 
@@ -38,17 +38,16 @@ def show(target: Target, as_json: Annotated[bool, typer.Option("--json")] = Fals
     """The master tags (a chunk's document's) and paragraph tags, with who made each, and the tag path."""
     from neoweave.enrich.tag_edits import show_tags
 
-    with open_store() as store:
+    with knowledge_base(read_only=True) as kb:
+        store = kb.store
         _print(show_tags(store, target), as_json)
 
 
 def _edit(target: str, tag: str, by: str | None, removed: bool, as_json: bool) -> None:
-    from neoweave.embeddings import Embedder
     from neoweave.enrich.tag_edits import add_tag, remove_tag
 
-    embedder = Embedder(settings().embedding.model)
-    with open_store() as store:
-        view = (remove_tag if removed else add_tag)(store, embedder, target, tag, by=by)
+    with knowledge_base() as kb:
+        view = (remove_tag if removed else add_tag)(kb.store, kb.embedder, target, tag, by=by)
     _print(view, as_json)
 
 

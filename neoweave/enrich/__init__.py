@@ -4,7 +4,7 @@
     report = run("kg", store, embedder=embedder, method="fast")
 """
 
-from neoweave.enrich.base import EnrichReport, EnrichStep, StepContext, forget_chunks
+from neoweave.enrich.base import EnrichReport, EnrichStep, StepContext
 from neoweave.enrich.runner import make_step, run
 from neoweave.registry import ENRICH_STEPS, register_step
 
@@ -13,5 +13,4 @@ def available() -> list[str]:
     return ENRICH_STEPS.names()
 
 
-__all__ = ["EnrichReport", "EnrichStep", "StepContext", "available", "forget_chunks", "make_step", "register_step",
-           "run"]
+__all__ = ["EnrichReport", "EnrichStep", "StepContext", "available", "make_step", "register_step", "run"]

@@ -6,7 +6,8 @@ A step is a small dataclass (its fields are typed parameters with documented def
 (resolution, homes, embeddings). The runner writes each batch as one unit together with the chunks'
 step signature, so a run killed at any point resumes where it stopped and never doubles anything.
 Before writing, the step `forget`s what it derived from those chunks earlier (a re-run with another
-method replaces, never adds); ingest calls the same `forget` for chunks it is about to delete.
+method replaces, never adds); ingest forgets the same derivations for chunks it is about to delete
+(`neoweave/store/provenance.py` names the statements for both).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
 from neoweave.parameters import check_at_least
+from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.store.base import GraphStore, WriteUnit
+from neoweave.store.provenance import forget_step_chunks
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +74,8 @@ class StepContext:
     """What a step may use: the store, the embedder, the LLM gateway (only for `llm`), progress bars."""
 
     store: GraphStore
-    embedder: Embedder | None = None
-    llm: Any = None
+    embedder: TextEmbedder | None = None
+    llm: LLMClient | None = None
     progress: bool = True
 
 
@@ -145,7 +147,9 @@ class EnrichStep:
         raise NotImplementedError
 
     def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
-        """Queue statements removing what this step derived from chunks (before rewrite or deletion)."""
+        """Queue statements removing what this step derived from chunks (before rewrite or deletion): its entry in
+        `store.provenance.CHUNK_DERIVATIONS`, the same statements ingest runs for chunks it deletes."""
+        forget_step_chunks(unit, self.name, chunk_ids)
 
     def write(self, unit: WriteUnit, extracted: Any, ctx: StepContext, report: EnrichReport) -> None:
         raise NotImplementedError
@@ -155,16 +159,6 @@ class EnrichStep:
 
     def close(self) -> None:
         """Release what the run held (worker processes); the runner calls it when the run ends."""
-
-
-def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
-    """Every built-in step forgets what it derived from chunks (ingest calls this before deleting them)."""
-    from neoweave.registry import ENRICH_STEPS
-
-    if not chunk_ids:
-        return
-    for name in ENRICH_STEPS.names():
-        ENRICH_STEPS.get(name)().forget(unit, chunk_ids)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from neoweave.enrich.leiden import Community
-from neoweave.text import sentences as split_sentences
+from neoweave.nlp.sentences import sentences as split_sentences
 
 
 @dataclass

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 from neoweave.enrich.community_reports import Finding, Report, ReportContext, central_chunks, rank_entities
 from neoweave.errors import NeoweaveError
 from neoweave.llm.gateway import estimate_tokens, structured_each
+from neoweave.protocols import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class ReportPrompt:
 class LLMReporter:
     """Community reports through the LLM gateway's structured output."""
 
-    llm: Any  # neoweave.llm.LLMGateway
+    llm: LLMClient
     context_tokens: int = 1500
     """Budget of a report's input (entities, relations, excerpts or sub-reports)."""
     max_tokens: int = 600

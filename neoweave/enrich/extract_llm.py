@@ -19,11 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
-from neoweave.enrich.extract_fast import FastExtractor
-from neoweave.enrich.extraction import ChunkExtraction, Mention, Relation
-from neoweave.enrich.names import DEFAULT_TYPES, normalize
 from neoweave.errors import NeoweaveError
-from neoweave.ingest.documents import link_context
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.extraction import ChunkExtraction, Mention, Relation
+from neoweave.nlp.link_context import link_context
+from neoweave.nlp.names import DEFAULT_TYPES, normalize
+from neoweave.protocols import LLMClient
 
 PROMPT_VERSION = 1
 MAX_ENTITIES = 15
@@ -83,7 +84,7 @@ def response_model(types: tuple[str, ...]) -> type[BaseModel]:
 class LLMExtractor:
     """Entities and relations per chunk through the LLM gateway's structured output."""
 
-    llm: Any  # neoweave.llm.LLMGateway
+    llm: LLMClient
     entity_types: tuple[str, ...] = DEFAULT_TYPES
     max_tokens: int = 512
     grammar: bool = False

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from neoweave.enrich.base import EnrichReport
-from neoweave.enrich.names import entity_key, normalize, title_variants
+from neoweave.nlp.names import entity_key, normalize, title_variants
 from neoweave.store.base import GraphStore, now_iso
 
 # Rule priority: a name matched by a better rule ignores weaker matches.

@@ -18,11 +18,13 @@ from tqdm import tqdm
 
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
-from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.extraction import ChunkExtraction, queue_writes, redirect
-from neoweave.enrich.names import DEFAULT_TYPES
+from neoweave.enrich.kg_writes import queue_writes
 from neoweave.errors import NeoweaveError
+from neoweave.ingest.link_contexts import embed_all_link_contexts
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.extraction import ChunkExtraction, redirect
+from neoweave.nlp.names import DEFAULT_TYPES
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
 
@@ -125,12 +127,6 @@ class KnowledgeGraphStep(EnrichStep):
         return f"{signature}+fallback" if extracted is not None and extracted.error else signature
 
     # writing ---------------------------------------------------------------------------------------
-    def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
-        unit.run("kg_forget_relations", {"chunk_ids": chunk_ids})
-        unit.run("kg_forget_inferred_links", {"chunk_ids": chunk_ids})
-        unit.run("kg_forget_descriptions", {"chunk_ids": chunk_ids})
-        unit.run("kg_forget_mentions", {"chunk_ids": chunk_ids})
-
     def write(self, unit: WriteUnit, extracted: list[ChunkExtraction], ctx: StepContext,
               report: EnrichReport) -> None:
         for result in extracted:
@@ -168,6 +164,10 @@ class KnowledgeGraphStep(EnrichStep):
             homes.update_homes(store, report, index)
         with phase(report, "inferred_links"):
             homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
+        if ctx.embedder is not None:
+            with phase(report, "link_contexts"):  # retrieval ranks inferred links by them and only reads
+                report.count("link_contexts_embedded",
+                             embed_all_link_contexts(store, ctx.embedder, progress=ctx.progress))
         counts = store.counts()
         report.counters["entities"] = counts.nodes.get("Entity", 0)
         report.counters["relations"] = counts.relationships.get("RELATED", 0)

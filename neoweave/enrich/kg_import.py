@@ -16,9 +16,9 @@ from typing import ClassVar
 
 from neoweave.enrich import resolution
 from neoweave.enrich.base import ChunkRow, EnrichReport, StepContext
-from neoweave.enrich.extraction import ChunkExtraction, redirect
 from neoweave.enrich.kg import KnowledgeGraphStep
 from neoweave.enrich.runner import run
+from neoweave.nlp.extraction import ChunkExtraction, redirect
 
 
 @dataclass

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from neoweave.enrich.base import EnrichReport, StepContext
-from neoweave.enrich.names import STOPWORDS, acronym, compatible, without_honorific
 from neoweave.errors import NeoweaveError
+from neoweave.nlp.names import STOPWORDS, acronym, compatible, without_honorific
 from neoweave.store.base import GraphStore, now_iso
 
 _NUMBER = re.compile(r"^(?:\d+|[ivxlcdm]+)$")

@@ -23,15 +23,15 @@ import numpy as np
 
 from neoweave.enrich import rst_llm
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
-from neoweave.enrich.extract_fast import FastExtractor
 from neoweave.enrich.rst_pairs import Pair, PairCounts, Paragraph, candidate_pairs
 from neoweave.enrich.rst_relations import fast_paragraph_type, fast_relation
 from neoweave.enrich.tags_fast import KeyphraseTagger
 from neoweave.errors import NeoweaveError
 from neoweave.llm import structured_each
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.sentences import sentences
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
-from neoweave.text import sentences
 
 log = logging.getLogger(__name__)
 
@@ -283,9 +283,6 @@ class RstStep(EnrichStep):
         return edges
 
     # writing ---------------------------------------------------------------------------------------
-    def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
-        unit.run("rst_forget_chunks", {"chunk_ids": chunk_ids})
-
     def write(self, unit: WriteUnit, extracted: list[ParagraphResult], ctx: StepContext, report: EnrichReport
               ) -> None:
         now, source = now_iso(), f"{self.prefix}{self.version}:{self.method}"

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase, timed
 from neoweave.errors import NeoweaveError
+from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import ENRICH_STEPS
 from neoweave.store.base import GraphStore
 
@@ -32,7 +33,8 @@ def make_step(name: str, **parameters: Any) -> EnrichStep:
     return step
 
 
-def run(step: str | EnrichStep, store: GraphStore, *, embedder=None, llm=None, limit: int | None = None,
+def run(step: str | EnrichStep, store: GraphStore, *, embedder: TextEmbedder | None = None,
+        llm: LLMClient | None = None, limit: int | None = None,
         doc_ids: list[str] | None = None, chunk_ids: list[str] | None = None, progress: bool = True,
         finish: bool = True, **parameters: Any) -> EnrichReport:
     """Process every chunk the step has not seen with its current signature, then its graph-wide phases.

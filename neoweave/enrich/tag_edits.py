@@ -16,9 +16,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from neoweave.embeddings import Embedder
 from neoweave.enrich.tag_paths import checked_tag, refresh_tag_paths
 from neoweave.errors import NeoweaveError
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore, now_iso
 
 REBUILD_AFTER = 200
@@ -56,12 +56,12 @@ def show_tags(store: GraphStore, target: str) -> TagView:
                    order(tags["paragraph"]) if kind == "chunk" else [])
 
 
-def add_tag(store: GraphStore, embedder: Embedder, target: str, tag: str, *, by: str | None = None) -> TagView:
+def add_tag(store: GraphStore, embedder: TextEmbedder, target: str, tag: str, *, by: str | None = None) -> TagView:
     """Add `tag` to a document (a master tag) or a chunk (a paragraph tag); returns the tags after the edit."""
     return _edit(store, embedder, target, tag, removed=False, by=by)
 
 
-def remove_tag(store: GraphStore, embedder: Embedder, target: str, tag: str, *, by: str | None = None) -> TagView:
+def remove_tag(store: GraphStore, embedder: TextEmbedder, target: str, tag: str, *, by: str | None = None) -> TagView:
     """Remove `tag` from a document or a chunk (kept as a removal, so no machine run restores it)."""
     return _edit(store, embedder, target, tag, removed=True, by=by)
 
@@ -74,7 +74,7 @@ def editor() -> str:
         return "unknown"
 
 
-def _edit(store: GraphStore, embedder: Embedder, target: str, tag: str, *, removed: bool, by: str | None
+def _edit(store: GraphStore, embedder: TextEmbedder, target: str, tag: str, *, removed: bool, by: str | None
           ) -> TagView:
     name = checked_tag(tag)
     view = show_tags(store, target)

@@ -7,26 +7,15 @@ user added lead their layer, tags a user removed are left out, machine tags foll
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.nlp.keyphrases import normalize_tag
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore, batched
 
 SEPARATOR = " > "
-MAX_TAG_CHARS = 60
-_SPACES = re.compile(r"\s+")
-_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
-
-
-def normalize_tag(tag: str) -> str:
-    """A tag as stored: NFKC, lower case, single spaces, no surrounding punctuation ('  Digital  Banking.' ->
-    'digital banking')."""
-    text = unicodedata.normalize("NFKC", tag).lower()
-    return _EDGE_PUNCT.sub("", _SPACES.sub(" ", text).strip())[:MAX_TAG_CHARS].strip()
 
 
 def checked_tag(tag: str) -> str:
@@ -53,7 +42,7 @@ def path_text(master: list[str], paragraph: list[str]) -> str:
     return SEPARATOR.join(dict.fromkeys([*master, *paragraph]))
 
 
-def refresh_tag_paths(store: GraphStore, embedder: Embedder, chunk_ids: list[str], *, batch: int = 256) -> int:
+def refresh_tag_paths(store: GraphStore, embedder: TextEmbedder, chunk_ids: list[str], *, batch: int = 256) -> int:
     """Rebuild and re-embed the tag paths of chunks from their TAGGED edges; returns the chunks written.
     A chunk with no tag at all gets an empty path and no embedding (it leaves the tag index)."""
     written = 0

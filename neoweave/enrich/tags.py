@@ -18,10 +18,11 @@ import numpy as np
 
 from neoweave.enrich import tags_llm
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext
-from neoweave.enrich.extract_fast import FastExtractor
-from neoweave.enrich.tag_paths import normalize_tag, ordered, path_text
+from neoweave.enrich.tag_paths import ordered, path_text
 from neoweave.enrich.tags_fast import KeyphraseTagger, Scored, unit
 from neoweave.errors import NeoweaveError
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.keyphrases import normalize_tag
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
 
@@ -183,9 +184,6 @@ class TagsStep(EnrichStep):
             report.completion_tokens += call.completion_tokens
 
     # writing ---------------------------------------------------------------------------------------
-    def forget(self, unit: WriteUnit, chunk_ids: list[str]) -> None:
-        unit.run("tags_forget_chunks", {"chunk_ids": chunk_ids})
-
     def write(self, unit: WriteUnit, extracted: list[ChunkTags], ctx: StepContext, report: EnrichReport) -> None:
         now, source = now_iso(), f"{self.prefix}{self.version}:{self.method}"
         docs = sorted({r.doc_id for r in extracted} - self._written_docs)

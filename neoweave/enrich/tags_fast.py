@@ -1,10 +1,10 @@
 """LLM-free tagging: keyphrases ranked by embedding similarity (KeyBERT's method, with its MMR diversity).
 
-Candidates are the phrases the fast extractor finds (named entities, proper-noun and noun phrases, code names,
-1-4 words); each is embedded and scored by cosine similarity to what it should describe: a chunk's stored
-embedding (paragraph tags) or the mean of a document's leading chunk embeddings (master tags). Maximal marginal
-relevance then picks tags that are close to the text but not to each other (no 'film director' next to
-'director').
+Candidates are the phrases the fast extractor finds (`neoweave/nlp/keyphrases.py`: named entities, proper-noun
+and noun phrases, code names, 1-4 words); each is embedded and scored by cosine similarity to what it should
+describe: a chunk's stored embedding (paragraph tags) or the mean of a document's leading chunk embeddings (master
+tags). Maximal marginal relevance then picks tags that are close to the text but not to each other (no 'film
+director' next to 'director').
 """
 
 from __future__ import annotations
@@ -14,28 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neoweave.embeddings import Embedder
-from neoweave.enrich.extract_fast import FastExtractor
-from neoweave.enrich.extraction import ChunkExtraction
-from neoweave.enrich.tag_paths import normalize_tag
-
-MAX_WORDS = 4
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.keyphrases import candidates, normalize_tag
+from neoweave.protocols import TextEmbedder
 
 
 @dataclass
 class Scored:
     name: str
     weight: float
-
-
-def candidates(extraction: ChunkExtraction) -> list[str]:
-    """Tag candidates of one text: its mentions' names, normalised, 1-4 words with a letter, most frequent first."""
-    names: dict[str, int] = {}
-    for mention in sorted(extraction.mentions, key=lambda m: -m.count):
-        name = normalize_tag(mention.name)
-        if name and len(name.split()) <= MAX_WORDS and any(ch.isalpha() for ch in name):
-            names[name] = names.get(name, 0) + mention.count
-    return list(names)
 
 
 def mmr(target: np.ndarray, phrases: Sequence[str], vectors: np.ndarray, top: int, diversity: float
@@ -62,7 +49,7 @@ class KeyphraseTagger:
     own tags, and a phrase met in many chunks is embedded once (half the step's time on HotpotQA)."""
 
     extractor: FastExtractor
-    embedder: Embedder
+    embedder: TextEmbedder
     diversity: float = 0.3
     max_candidates: int = 24
     """Most frequent candidates kept per text (ranking more costs embeddings, rarely changes the top)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from neoweave.llm import structured_each
 from neoweave.llm.structured import list_answer
+from neoweave.protocols import LLMClient
 
 PROMPT_VERSION = 2
 DOCUMENT_CHARS = 2400
@@ -52,5 +53,5 @@ def paragraph_requests(paragraphs: list[tuple[str, str]]) -> list[list[dict[str,
             for master, text in paragraphs]
 
 
-def ask(llm: Any, requests: list[list[dict[str, str]]], stage: str, max_tokens: int) -> list[Any]:
+def ask(llm: LLMClient, requests: list[list[dict[str, str]]], stage: str, max_tokens: int) -> list[Any]:
     return structured_each(llm, requests, TagList, stage=stage, max_tokens=max_tokens)

@@ -23,10 +23,11 @@ from tqdm import tqdm
 
 from neoweave.enrich import resolution
 from neoweave.enrich.base import EnrichReport
-from neoweave.enrich.extraction import ChunkExtraction, Mention, queue_writes, redirect
 from neoweave.enrich.homes import TitleIndex, homes_for
-from neoweave.enrich.names import normalize
-from neoweave.ingest.documents import link_context
+from neoweave.enrich.kg_writes import queue_writes
+from neoweave.nlp.extraction import ChunkExtraction, Mention, redirect
+from neoweave.nlp.link_context import link_context
+from neoweave.nlp.names import normalize
 from neoweave.store.base import GraphStore, now_iso
 
 _TOKEN = re.compile("[\\w][\\w'\u2019+#-]*(?:\\.\\w[\\w'\u2019+#-]*)*")

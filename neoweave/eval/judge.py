@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from neoweave.embeddings import Embedder
 from neoweave.eval.similarity import answer_similarity
+from neoweave.protocols import LLMClient, TextEmbedder
 
 MEASURES = ("faithfulness", "answer_relevance", "context_recall", "context_precision", "answer_correctness")
 PAIRWISE_CRITERIA = ("comprehensiveness", "diversity", "empowerment", "logicality", "relevance", "coherence")
@@ -101,8 +101,8 @@ def _cosine(a: list[float], b: list[float]) -> float:
 class Judge:
     """Scores answers and contexts with `llm` (a gateway); `embedder` for the similarity halves."""
 
-    llm: Any
-    embedder: Embedder
+    llm: LLMClient
+    embedder: TextEmbedder
     answer_model: str | None = None
     """The model that produced the answers, to warn when it judges itself."""
     alpha: float = 0.5

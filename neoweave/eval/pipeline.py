@@ -1,4 +1,7 @@
-"""One evaluation end to end: open the graph, ingest the corpus if needed, run, score, report."""
+"""The parts of one evaluation that are not the run itself: choosing the questions, describing the setup.
+
+`KnowledgeBase.evaluate` puts them together with `runner.run` (it owns the graph, the models and the LLM).
+"""
 
 from __future__ import annotations
 
@@ -13,8 +16,8 @@ from typing import Any
 
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
-from neoweave.eval.runner import EvalRun, RunConfig, load_qa, run, summarize, write_report
-from neoweave.registry import STRATEGIES
+from neoweave.eval.runner import EvalRun, Question, RunConfig, load_qa
+from neoweave.protocols import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +51,8 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corpus: Path | None = None,
-             base_url: str | None = None, limit: int | None = None, types: list[str] | None = None,
-             title: str | None = None, progress: bool = True) -> EvalOutcome:
-    """Run `config` over the QA set in the configured graph and write the report to `out`.
-
-    `types` keeps only questions of those types; `limit` then keeps the first N of them.
-    """
-    from neoweave.embeddings import Embedder
-    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
-    from neoweave.store import open_store
-
+def select_questions(qa: Path, *, types: list[str] | None = None, limit: int | None = None) -> list[Question]:
+    """The QA set's questions of `types` (all when None), then the first `limit` of them."""
     questions = load_qa(qa)
     if types:
         known = {q.type for q in questions}
@@ -66,45 +60,15 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
         if unknown:
             raise NeoweaveError(f"{qa}: no questions of type {unknown}; its types: {sorted(known)}")
         questions = [q for q in questions if q.type in types]
-    questions = questions[:limit]
-    from neoweave.query.router import configured
+    return questions[:limit]
 
-    if "router" in config.strategies:
-        config.parameters["router"] = configured(settings, "router", config.parameters.get("router", {}))
-    embedder = Embedder(settings.embedding.model)
-    llm = None
-    with open_store(settings) as store:
-        if corpus is not None:
-            options = IngestOptions(sources=SourceOptions(base_url=base_url), progress=progress)
-            ingested = Ingestor(store, embedder, options).ingest(corpus)
-            log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
-                     ingested.documents_changed, ingested.documents_unchanged)
-        store.check_meta(settings.embedding.model, embedder.dimension)
-        if any(STRATEGIES.get(name).reads_link_contexts for name in config.strategies):
-            from neoweave.ingest.link_contexts import embed_all_link_contexts
 
-            embedded = embed_all_link_contexts(store, embedder, progress=progress)  # before timing: queries read
-            if embedded:
-                log.info("embedded the context of %d links before timing", embedded)
-        if config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
-                                 for name in config.strategies):
-            from neoweave.llm import create_gateway
-
-            llm = create_gateway(settings)
-        judge = None
-        if config.judge:
-            from neoweave.eval.judge import Judge
-            from neoweave.llm import create_gateway
-
-            judge_settings = settings.judge_settings()
-            same = judge_settings.llm == settings.llm
-            judge = Judge(llm if same and llm else create_gateway(judge_settings), embedder,
-                          answer_model=llm.model if llm else None)
-        pids = {"graph_server": store.server_pid(), "llm_server": llm.server_pid if llm else None}
-        evaluation = run(store, embedder, questions, config, llm=llm, progress=progress, pids=pids, judge=judge)
-        backend = settings.store.backend
-    rows = summarize(evaluation)
-    setup: dict[str, Any] = {
+def describe_setup(settings: Settings, qa: Path, questions: list[Question], config: RunConfig, evaluation: EvalRun,
+                   llm: LLMClient | None, *, corpus: Path | str | None = None, limit: int | None = None,
+                   types: list[str] | None = None) -> dict[str, Any]:
+    """The report's setup table: what was run, on what, with which models, where and when."""
+    backend = settings.store.backend
+    return {
         "QA set": f"{qa} ({len(questions)} questions" + (f" of type {', '.join(types)}" if types else "")
                   + (f", first {limit}" if limit else "") + ")",
         "corpus": str(corpus) if corpus else None,
@@ -122,5 +86,3 @@ def evaluate(settings: Settings, qa: Path, config: RunConfig, out: Path, *, corp
         "neoweave commit": _git_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
-    report = write_report(out, evaluation, rows, title or f"neoweave eval: {qa.name}", setup=setup)
-    return EvalOutcome(evaluation, rows, report, setup)

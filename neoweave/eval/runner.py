@@ -11,25 +11,25 @@ import dataclasses
 import json
 import logging
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
 from neoweave.eval import measures, metrics
 from neoweave.eval.judge import MEASURES, Judge
 from neoweave.eval.resources import ResourceMonitor, ResourceUsage
 from neoweave.eval.similarity import BertScoreModel, answer_similarity, bert_scores_prf, rouge_l
-from neoweave.query import strategy as make_strategy
+from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EvalRun", "Question", "RunConfig", "load_qa", "markdown_table", "run", "summarize", "write_report"]
+__all__ = ["EvalRun", "Question", "RunConfig", "load_qa", "run", "summarize"]
 
 
 @dataclass
@@ -119,12 +119,21 @@ def _score_answers(records: list[dict[str, Any]], questions: dict[str, Question]
             record.update(bertscore=f1, bertscore_p=precision, bertscore_r=recall)
 
 
-def run(store: GraphStore, embedder: Embedder, questions: list[Question], config: RunConfig, *, llm=None,
-        progress: bool = True, pids: dict[str, int | None] | None = None, judge: Judge | None = None) -> EvalRun:
+def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], config: RunConfig, *,
+        llm: LLMClient | None = None, progress: bool = True, pids: dict[str, int | None] | None = None,
+        judge: Judge | None = None, make_strategy: Callable[..., Any] | None = None) -> EvalRun:
     """One record per (strategy, k, question): retrieved ids and scores, metrics, cost, answer.
 
     `pids` names helper processes (graph server, model server) whose memory and CPU are measured with ours.
+    `make_strategy(name, **parameters)` builds each strategy (the knowledge base's factory); without one they
+    are built over `store`, `embedder` and `llm`.
     """
+    if make_strategy is None:
+        from neoweave.query import strategy as build
+
+        def make_strategy(name: str, **parameters: Any) -> Any:
+            return build(name, store, embedder, llm, **parameters)
+
     if llm is None and (config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
                                              for name in config.strategies)):
         raise NeoweaveError("answer evaluation needs an LLM gateway (llm=...), as do strategies that call the LLM "
@@ -137,7 +146,7 @@ def run(store: GraphStore, embedder: Embedder, questions: list[Question], config
     bar = tqdm(total=total, desc="evaluating", unit="q", disable=not progress)
     for name in config.strategies:
         for k in config.ks:
-            strategy = make_strategy(name, store, embedder, llm, k=k, **config.parameters.get(name, {}))
+            strategy = make_strategy(name, **{**config.parameters.get(name, {}), "k": k})
             with ResourceMonitor(pids) as monitor:
                 if config.concurrency > 1:
                     from concurrent.futures import ThreadPoolExecutor
@@ -303,5 +312,3 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
-
-from neoweave.eval.report import markdown_table, write_report  # noqa: E402 - re-exported (runner users import them here)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,13 +107,3 @@ def content_hash(content: bytes | str, settings: dict[str, Any]) -> str:
     digest.update(json.dumps(settings, sort_keys=True).encode())
     return digest.hexdigest()
 
-
-_WORD = re.compile(r"\S+")
-
-
-def link_context(text: str, start: int, end: int, words: int) -> str:
-    """The link text with the words around it: `words` in all, half before and half after."""
-    window = 40 * max(words, 1)  # enough characters for the words; avoids rescanning long sections
-    before = _WORD.findall(text[max(0, start - window):start])[-(words // 2):] if words > 1 else []
-    after = _WORD.findall(text[end:end + window])[: words - words // 2] if words > 0 else []
-    return " ".join([*before, text[start:end].strip(), *after]).strip()

@@ -14,7 +14,8 @@ from urllib.parse import urldefrag, urljoin
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from neoweave.ingest.documents import Document, Link, Section, Skipped, link_context
+from neoweave.ingest.documents import Document, Link, Section, Skipped
+from neoweave.nlp.link_context import link_context
 
 PARSER_VERSION = "html-1"
 

@@ -1,8 +1,7 @@
 """Link-context embeddings on LINKS_TO edges: what LARAG compares the question and target chunks with.
 
-LARAG embeds a link's context the first time the link is considered and caches it on the edge. For
-steady query latency, `embed_all_link_contexts` (`neoweave ingest --link-contexts`) embeds every missing
-one right after ingest, in batches.
+Ingest embeds the contexts of the links it resolves, and `enrich kg` those of the links it infers
+(`embed_all_link_contexts`, in batches, every one still missing): retrieval only reads them.
 """
 
 from __future__ import annotations
@@ -12,19 +11,19 @@ from typing import Any
 
 from tqdm import tqdm
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
 
 
-def link_embedding_rows(missing: Sequence[dict[str, Any]], embedder: Embedder) -> list[dict[str, Any]]:
+def link_embedding_rows(missing: Sequence[dict[str, Any]], embedder: TextEmbedder) -> list[dict[str, Any]]:
     """Rows for `set_link_context_embeddings` from rows of the `links_missing_context_embedding*` statements."""
     vectors = embedder.embed([row["context"] or "" for row in missing])
     return [{"source_id": r["source_id"], "target_id": r["target_id"], "order": r["order"], "embedding": v}
             for r, v in zip(missing, vectors, strict=True)]
 
 
-def embed_all_link_contexts(store: GraphStore, embedder: Embedder, *, batch_size: int = 1024,
+def embed_all_link_contexts(store: GraphStore, embedder: TextEmbedder, *, batch_size: int = 1024,
                             progress: bool = True) -> int:
     """Embed the context of every link that has none yet; returns how many were embedded."""
     done = 0

@@ -18,13 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker, ChunkingOptions
 from neoweave.ingest.documents import Document, Skipped
+from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.ingest.records import record_to_document
 from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
 from neoweave.ingest.writer import GraphWriter, LinkReport
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class IngestReport:
     links_resolved: int = 0
     links_unresolved: int = 0
     self_links: int = 0
+    link_contexts_embedded: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
@@ -108,7 +110,7 @@ class _Progress:
 class Ingestor:
     """Ingest files into a store with one embedding model. Reusable across runs."""
 
-    def __init__(self, store: GraphStore, embedder: Embedder, options: IngestOptions | None = None) -> None:
+    def __init__(self, store: GraphStore, embedder: TextEmbedder, options: IngestOptions | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.options = options or IngestOptions()
@@ -210,6 +212,9 @@ class Ingestor:
         wrote = report.documents_new + report.documents_changed
         links = self.writer.resolve_links(retry_unresolved=wrote > 0)
         self._add_links(report, links)
+        # retrieval only reads: the contexts LARAG and ppr rank links by are embedded here, once
+        report.link_contexts_embedded = embed_all_link_contexts(self.store, self.embedder,
+                                                                progress=self.options.progress)
         if report.documents_changed:  # rewritten chunks and forgotten entity facts (see refresh_vector_indexes)
             self.store.refresh_vector_indexes(("Chunk", "Entity"))
         report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored

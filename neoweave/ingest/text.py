@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urldefrag, urljoin
 
-from neoweave.ingest.documents import Document, Link, Section, Skipped, link_context
+from neoweave.ingest.documents import Document, Link, Section, Skipped
+from neoweave.nlp.link_context import link_context
 
 PARSER_VERSION = "text-1"
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from neoweave.enrich.base import forget_chunks
 from neoweave.ingest.documents import Document
 from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.provenance import forget_chunks
 
 log = logging.getLogger(__name__)
 

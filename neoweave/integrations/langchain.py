@@ -1,11 +1,13 @@
 """LangChain: any neoweave strategy as a `BaseRetriever`, and any LangChain document loader as an ingest source.
 
+    import neoweave
     from neoweave.integrations.langchain import NeoweaveRetriever, ingest_documents
-    ingest_documents(PyPDFLoader("paper.pdf").lazy_load(), store=store, embedder=embedder)
-    retriever = NeoweaveRetriever(store=store, embedder=embedder, strategy="larag", parameters={"k": 3})
+    kb = neoweave.open(".neoweave")
+    ingest_documents(PyPDFLoader("paper.pdf").lazy_load(), kb=kb)
+    retriever = NeoweaveRetriever(kb=kb, strategy="larag", parameters={"k": 3})
     docs = retriever.invoke("How does the event loop schedule callbacks?")  # trace in docs[i].metadata
 
-    import_graph_documents(LLMGraphTransformer(llm=...).convert_to_graph_documents(docs), store=..., embedder=...)
+    import_graph_documents(LLMGraphTransformer(llm=...).convert_to_graph_documents(docs), kb=kb)
 
 Needs the `langchain` extra (langchain-core; langchain-community for its loaders).
 """
@@ -23,8 +25,8 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from neoweave.enrich.base import EnrichReport
-from neoweave.enrich.extraction import ChunkExtraction
-from neoweave.ingest.pipeline import IngestOptions, Ingestor, IngestReport
+from neoweave.ingest.pipeline import IngestReport
+from neoweave.nlp.extraction import ChunkExtraction
 
 
 class NeoweaveRetriever(BaseRetriever):
@@ -35,17 +37,13 @@ class NeoweaveRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    store: Any = Field(description="an open neoweave GraphStore")
-    embedder: Any = Field(description="the Embedder the graph was built with")
+    kb: Any = Field(description="a neoweave KnowledgeBase (`neoweave.open(...)`)")
     strategy: str = Field("naive", description="a neoweave strategy name")
-    parameters: dict[str, Any] = Field(default_factory=dict, description="the strategy's parameter overrides")
-    llm: Any = Field(None, description="the neoweave LLM gateway, for strategies that call a model to retrieve")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="the strategy's parameters (k, ...)")
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
                                 ) -> list[LCDocument]:
-        from neoweave.query import strategy
-
-        result = strategy(self.strategy, self.store, self.embedder, self.llm, **self.parameters).retrieve(query)
+        result = self.kb.retrieve(query, self.strategy, **self.parameters)
         retrieval = {"strategy": result.strategy, "parameters": dict(result.parameters),
                      "trace": dataclasses.asdict(result.trace), "context_tokens": result.context_tokens,
                      "cost": {**dataclasses.asdict(result.cost), "total_ms": result.cost.total_ms}}
@@ -91,12 +89,12 @@ def document_records(documents: Iterable[LCDocument]) -> Iterator[dict[str, Any]
                "metadata": {key: value for key, value in metadata.items() if key not in ("title", "url")}}
 
 
-def ingest_documents(documents: Iterable[LCDocument], *, store, embedder, source: str = "langchain",
-                     options: IngestOptions | None = None) -> IngestReport:
-    """Ingest the documents of any LangChain loader (`loader.lazy_load()` streams them): chunked, embedded and
-    written like a JSONL corpus; incremental (unchanged documents are skipped) and crash-safe like any ingest."""
-    return Ingestor(store, embedder, options or IngestOptions(progress=False)).ingest_records(
-        document_records(documents), source=source)
+def ingest_documents(documents: Iterable[LCDocument], *, kb, source: str = "langchain", **options: Any
+                     ) -> IngestReport:
+    """Ingest the documents of any LangChain loader (`loader.lazy_load()` streams them) into the knowledge base
+    `kb`: chunked, embedded and written like a JSONL corpus; incremental (unchanged documents are skipped) and
+    crash-safe like any ingest. `options` are `kb.ingest`'s (chunk_size, ...)."""
+    return kb.ingest(document_records(documents), source_name=source, **options)
 
 
 def graph_document_extractions(graph_documents: Iterable[Any], doc_ids: list[str], store
@@ -105,7 +103,7 @@ def graph_document_extractions(graph_documents: Iterable[Any], doc_ids: list[str
     documents `doc_ids` (one per graph document, in order). A node is mentioned by each chunk whose text
     names it (case-insensitive; else by the document's first chunk: the graph says it came from this
     document); a relationship is evidence of the first chunk naming both ends (else one end, else the first)."""
-    from neoweave.enrich.extraction import Mention, Relation
+    from neoweave.nlp.extraction import Mention, Relation
 
     chunk_ids = [row["id"] for row in store.run("document_chunk_ids", {"doc_ids": sorted(set(doc_ids))})]
     rows = store.run("chunks_by_ids", {"ids": chunk_ids}) if chunk_ids else []
@@ -146,7 +144,7 @@ def graph_document_extractions(graph_documents: Iterable[Any], doc_ids: list[str
     return list(extractions.values())
 
 
-def import_graph_documents(graph_documents: Iterable[Any], *, store, embedder, **kg_parameters: Any
+def import_graph_documents(graph_documents: Iterable[Any], *, kb, **kg_parameters: Any
                            ) -> tuple[IngestReport, EnrichReport]:
     """LangChain `GraphDocument`s (e.g. from `LLMGraphTransformer`, as the thesis built its KG) into the graph:
     their source documents ingested as chunks, their nodes as entities mentioned by the chunks that name them,
@@ -156,6 +154,6 @@ def import_graph_documents(graph_documents: Iterable[Any], *, store, embedder, *
     graph_documents = list(graph_documents)
     sources = [graph_document.source for graph_document in graph_documents]
     doc_ids = [record["id"] for record in document_records(sources)]
-    ingested = ingest_documents(sources, store=store, embedder=embedder)
-    extractions = graph_document_extractions(graph_documents, doc_ids, store)
-    return ingested, import_graph(store, extractions, embedder=embedder, origin="langchain", **kg_parameters)
+    ingested = ingest_documents(sources, kb=kb)
+    extractions = graph_document_extractions(graph_documents, doc_ids, kb.store)
+    return ingested, import_graph(kb.store, extractions, embedder=kb.embedder, origin="langchain", **kg_parameters)

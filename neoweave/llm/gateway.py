@@ -26,6 +26,7 @@ from neoweave.llm.cache import cache_key
 from neoweave.llm.ledger import LLMCall, TokenLedger
 from neoweave.llm.store import LLMDatabase
 from neoweave.llm.structured import StructuredOutputError, parse_structured, schema_instruction
+from neoweave.protocols import LLMClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -63,7 +64,7 @@ def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4)) if text else 0
 
 
-def each_in_flight(llm: Any, call: Callable[[Any], R], requests: list[Any]) -> list[R]:
+def each_in_flight(llm: LLMClient, call: Callable[[Any], R], requests: list[Any]) -> list[R]:
     """`call(request)` for every request, as many in flight as the gateway's `concurrency` allows; the
     results in request order."""
     if not requests:
@@ -77,7 +78,7 @@ def each_in_flight(llm: Any, call: Callable[[Any], R], requests: list[Any]) -> l
             raise
 
 
-def structured_each(llm: Any, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
+def structured_each(llm: LLMClient, requests: list[list[dict[str, Any]]], response_model: type[T], **kwargs: Any
                     ) -> list[StructuredResult[T]]:
     """One `structured` call per message list, as many in flight as the gateway's `concurrency` allows (map
     steps, community reports); the results in request order."""

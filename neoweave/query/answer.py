@@ -6,7 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from neoweave.llm import LLMCall, LLMGateway
+from neoweave.llm import LLMCall
+from neoweave.protocols import LLMClient
 from neoweave.query.base import RetrievalResult, Strategy
 from neoweave.query.prompts import get_prompt, render
 
@@ -26,7 +27,7 @@ class AnswerResult:
                 "llm_call": dataclasses.asdict(self.call) if self.call else None}
 
 
-def answer(question: str, *, strategy: Strategy, llm: LLMGateway, prompt: str = "short_answer",
+def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
            max_tokens: int | None = None, **overrides: Any) -> AnswerResult:
     """Retrieve context for `question`, build the named prompt, and ask the model.
 

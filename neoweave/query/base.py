@@ -15,10 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from neoweave.embeddings import Embedder
 from neoweave.errors import NeoweaveError
-from neoweave.ingest.link_contexts import link_embedding_rows
 from neoweave.parameters import check_at_least, parse_parameter
+from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
 
@@ -225,14 +224,17 @@ class Strategy:
     needs_llm: ClassVar[bool] = False
     """True for a strategy that calls the LLM while retrieving (global search's map step)."""
     reads_link_contexts: ClassVar[bool] = False
-    """True for a strategy that scores hyperlinks by their context embeddings (LARAG), or may run one (the
-    strategies that compose others): evaluations embed the missing link contexts before timing only then."""
+    """True for a strategy that scores hyperlinks by their context embeddings (LARAG, ppr), or may run one (the
+    strategies that compose others): it needs the link contexts that ingest and `enrich kg` embed, and stops
+    with an error naming the step when they are missing."""
+    requires: ClassVar[tuple[str, ...]] = ()
+    """Enrich steps the strategy needs on the graph (besides ingest); it stops with an error naming them."""
     returns_passages: ClassVar[bool] = True
     """False for a strategy whose context is not passages (global search's key points): evaluations leave its
     evidence metrics out instead of scoring it zero."""
     store: GraphStore = field(repr=False)
-    embedder: Embedder = field(repr=False)
-    llm: Any = field(default=None, repr=False)
+    embedder: TextEmbedder = field(repr=False)
+    llm: LLMClient | None = field(default=None, repr=False)
     """The LLM gateway, for strategies that need one to retrieve."""
 
     @classmethod
@@ -288,19 +290,19 @@ class Strategy:
         finally:
             trace.add_statement_ms(name, (time.perf_counter() - started) * 1000)
 
-    def _embed_link_contexts(self, statement: str, params: dict[str, Any], trace: Trace, cost: Cost) -> None:
-        """Embed (once) the contexts of the links `statement` finds without one, and cache them on the edges:
-        strategies that rank links by their context (`reads_link_contexts`) would rank those links last."""
+    def _require_link_contexts(self, statement: str, params: dict[str, Any], trace: Trace, cost: Cost) -> None:
+        """Stop with an error naming the step to run when links about to be ranked by their context have no
+        context embedding: ingest (authored links) and `enrich kg` (inferred links) compute them, retrieval
+        only reads, and an unembedded link would silently rank last."""
         with cost.timed("graph"):
             missing = self._run(trace, statement, params)
-        if not missing:
-            return
-        with cost.timed("embed"):
-            rows = link_embedding_rows(missing, self.embedder)
-        with cost.timed("graph"):
-            for start in range(0, len(rows), self.store.batch_size):
-                self._run(trace, "set_link_context_embeddings", {"rows": rows[start:start + self.store.batch_size]},
-                          write=True)
+        if missing:
+            first = missing[0]
+            raise NeoweaveError(
+                f"{self.name}: {len(missing)} link(s) to follow have no context embedding (e.g. "
+                f"{first['source_id']} -> {first['target_id']}); this graph was built before ingest embedded them",
+                hint="run `neoweave ingest PATH` again (unchanged documents are skipped; every missing link "
+                     "context is embedded), or kb.embed_link_contexts()")
 
     def _seed(self, question: str, k: int, trace: Trace, cost: Cost) -> tuple[list[float], list[ContextItem]]:
         with cost.timed("embed"):
@@ -316,7 +318,8 @@ register = STRATEGIES.register
 """Class decorator: make a strategy available by its `name` (CLI, evaluation harness)."""
 
 
-def strategy(name: str, store: GraphStore, embedder: Embedder, llm: Any = None, **parameters: Any) -> Strategy:
+def strategy(name: str, store: GraphStore, embedder: TextEmbedder, llm: LLMClient | None = None,
+             **parameters: Any) -> Strategy:
     """The strategy `name` with its default parameters, overridden by `parameters`."""
     instance = STRATEGIES.get(name)(store, embedder, llm)
     return instance.with_overrides(**parameters) if parameters else instance

@@ -89,6 +89,7 @@ class _Report:
 @dataclass
 class CommunityGlobalRetriever(Strategy):
     name = "community_global"
+    requires = ("communities",)
     needs_llm = True
     returns_passages = False
 

@@ -34,6 +34,7 @@ from neoweave.query.entity_linking import link_question
 @dataclass
 class CommunityLocalRetriever(Strategy):
     name = "community_local"
+    requires = ("kg", "communities")
 
     k: int = 5
     """Chunks from vector search, ranked with the entities' chunks."""

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from neoweave.enrich.names import STOPWORDS, concept_key, normalize
 from neoweave.errors import NeoweaveError
+from neoweave.nlp.names import STOPWORDS, concept_key, normalize
 from neoweave.store.base import GraphStore, fulltext_terms
 
 _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")

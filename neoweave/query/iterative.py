@@ -13,6 +13,7 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.llm import LLMError, LLMUnavailable
+from neoweave.protocols import LLMClient
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, SubQuestion, Trace
 
 SUB_ANSWER_STAGE = "subquestion:answer"
@@ -71,7 +72,7 @@ def count_structured(cost: Cost, reply: Any) -> None:
         cost.llm_failures += 1
 
 
-def answer_sub_question(llm: Any, question: str, sub: RetrievalResult, max_tokens: int) -> tuple[str, Any]:
+def answer_sub_question(llm: LLMClient, question: str, sub: RetrievalResult, max_tokens: int) -> tuple[str, Any]:
     """A short answer to one sub-question from its own retrieval (passages, facts, reports or key points, as
     the answer prompt shows them); 'unknown' answers and failed calls give ''."""
     from neoweave.query.prompts import PromptTemplate, render

@@ -38,6 +38,7 @@ from neoweave.query.entity_linking import link_question
 @dataclass
 class KGRetriever(Strategy):
     name = "kg"
+    requires = ("kg",)
 
     k: int = 5
     """Chunks from vector search (the same seeds as naive RAG)."""

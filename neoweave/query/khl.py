@@ -37,6 +37,7 @@ HLPG_BLOCK = "Paragraph-graph passages (matching paragraphs and their rhetorical
 @dataclass
 class KhlRAG(Strategy):
     name = "khl"
+    requires = ("rst",)
     needs_llm: ClassVar[bool] = True
 
     k: int = 10

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from neoweave.enrich.extract_fast import FastExtractor
-from neoweave.enrich.tags_fast import candidates
+from neoweave.nlp.extract_fast import FastExtractor
+from neoweave.nlp.keyphrases import candidates
 
 STAGE = "khl:analyse"
 TYPES = ("knowledge", "reading", "reasoning")

@@ -6,8 +6,8 @@ edges: at most `n_links` per section and link kind (those whose link context is 
 context (cosine between the link-context embedding and the chunk embedding). One visited set is shared by
 the whole expansion: each section is expanded once and each chunk appears once; unresolved links are not
 edges and are ignored. (n_links, depth, top_m) = (1, 1, 1) as selected in the paper; (0, 0, 0) is plain
-top-k. Link contexts are embedded the first time a link is considered and cached on the edge (or all at
-once after ingest: `neoweave ingest --link-contexts`).
+top-k. Link contexts are embedded by ingest (authored links) and `enrich kg` (inferred links) and stored on
+the edge; retrieval only reads them, and stops with an error naming the step if a followed link has none.
 
 Each hop is one Cypher statement over the whole frontier (`larag_expand`), so the graph work is `depth`
 set-oriented queries, not one query per link.
@@ -69,7 +69,7 @@ class LARAG(Strategy):
             if not frontier:
                 break
             expanded_sections.update(frontier)
-            self._embed_link_contexts("links_missing_context_embedding", {"section_ids": frontier}, trace, cost)
+            self._require_link_contexts("links_missing_context_embedding", {"section_ids": frontier}, trace, cost)
             with cost.timed("graph"):
                 rows = self._run(trace, "larag_expand", {
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,

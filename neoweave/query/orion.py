@@ -37,6 +37,7 @@ LISTS = ("tag", "semantic", "sparse")
 @dataclass
 class OrionRAG(Strategy):
     name = "orion"
+    requires = ("tags",)
     needs_llm: ClassVar[bool] = True
 
     k: int = 5

@@ -12,7 +12,8 @@ from typing import Any
 from neoweave.llm import LLMError
 from neoweave.llm.gateway import each_in_flight
 from neoweave.llm.structured import list_answer
-from neoweave.text import sentences
+from neoweave.nlp.sentences import sentences
+from neoweave.protocols import LLMClient
 
 REWRITE_STAGE = "orion:rewrite"
 PRUNE_STAGE = "orion:prune"
@@ -78,7 +79,7 @@ def removed_sentences(original: str, kept: str) -> list[str]:
     return [s for s in sentences(original) if " ".join(s.split()) not in kept_text]
 
 
-def prune_all(llm: Any, requests: list[list[dict[str, str]]], max_tokens: int) -> list[Any]:
+def prune_all(llm: LLMClient, requests: list[list[dict[str, str]]], max_tokens: int) -> list[Any]:
     """One text-pruning call per (sub-query, chunk), as many in flight as the gateway allows; a failed call
     gives None (the chunk is then kept unpruned)."""
     def one(messages: list[dict[str, str]]) -> Any:

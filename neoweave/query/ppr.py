@@ -45,6 +45,7 @@ LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["infe
 @dataclass
 class PPRRetriever(Strategy):
     name = "ppr"
+    requires = ("kg",)
     reads_link_contexts: ClassVar[bool] = True  # ppr_expand ranks a chunk's links by their context embedding
 
     k: int = 5
@@ -158,7 +159,7 @@ class PPRRetriever(Strategy):
         for hop in range(1, self.hops + 1):
             chunks = [node for node in frontier if graph.labels[node] == "Chunk"]
             if chunks and self.link_weight and LINK_KINDS[self.links]:
-                self._embed_link_contexts("chunk_links_missing_context_embedding", {
+                self._require_link_contexts("chunk_links_missing_context_embedding", {
                     "chunk_ids": chunks, "link_methods": LINK_KINDS[self.links]}, trace, cost)
             with cost.timed("graph"):
                 self._expand(frontier, graph, embedding, trace)

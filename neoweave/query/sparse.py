@@ -12,20 +12,16 @@ kept for `STATS_SECONDS`.
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from neoweave.enrich.names import STOPWORDS
+from neoweave.nlp.names import STOPWORDS
 from neoweave.store.base import GraphStore
 
 STATS_SECONDS = 300.0
 MAX_TERMS = 24
 _WORD = re.compile(r"\w+")
-_stats: dict[tuple[int, str], tuple[float, dict[str, Any]]] = {}
-_stats_lock = threading.Lock()
 
 Run = Callable[[str, dict[str, Any]], list[dict[str, Any]]]
 
@@ -37,19 +33,14 @@ def query_terms(text: str, limit: int = MAX_TERMS) -> list[str]:
 
 
 def collection_stats(store: GraphStore, run: Run | None = None) -> dict[str, Any]:
-    """{chunks, avg_tokens} of the store, cached for STATS_SECONDS (a label scan, ~10 ms per 10k chunks)."""
-    now = time.monotonic()
-    key = (id(store), str(getattr(store, "graph_name", "")))
-    with _stats_lock:
-        cached = _stats.get(key)
-        if cached and now - cached[0] < STATS_SECONDS:
-            return cached[1]
-    rows = (run or (lambda name, params: store.run(name, params)))("chunk_text_stats", {})
-    stats = {"chunks": int(rows[0]["chunks"] or 0) if rows else 0,
-             "avg_tokens": float(rows[0]["avg_tokens"] or 1.0) if rows else 1.0}
-    with _stats_lock:
-        _stats[key] = (now, stats)
-    return stats
+    """{chunks, avg_tokens} of the store, cached on the store for STATS_SECONDS (a label scan, ~10 ms per 10k
+    chunks)."""
+    def read() -> dict[str, Any]:
+        rows = (run or (lambda name, params: store.run(name, params)))("chunk_text_stats", {})
+        return {"chunks": int(rows[0]["chunks"] or 0) if rows else 0,
+                "avg_tokens": float(rows[0]["avg_tokens"] or 1.0) if rows else 1.0}
+
+    return store.cached("bm25_collection_stats", STATS_SECONDS, read)
 
 
 @dataclass

@@ -7,26 +7,26 @@
     GET  /guide                                                     -> a Neo4j Browser guide (`:play URL/guide`)
     GET  /status, GET /strategies, GET / (the page), /docs and /openapi.json (FastAPI's)
 
-Read-only: no endpoint ingests, enriches or runs Cypher. One store connection and one embedder serve every
-request (the embedder serialises its own calls); the LLM gateway starts on the first request that needs it.
-Requests are bounded: body size, question length, k and every other integer parameter.
+Read-only: no endpoint ingests, enriches or runs Cypher, and the knowledge base behind it is opened read-only.
+One knowledge base serves every request (the embedder serialises its own calls; the LLM gateway starts on the
+first request that needs it). Requests are bounded by the body size here and by the knowledge base's limits
+(question length, k, every other integer parameter), the same limits as the command line's.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from dataclasses import dataclass
 from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
-from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
+from neoweave.kb import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
@@ -50,115 +50,16 @@ class AskExplain(Ask):
     documents: bool = Field(True, description="show each context chunk's document")
 
 
-@dataclass(frozen=True)
-class ServeLimits:
-    """What one request may ask for; the defaults suit a single-machine graph shared by a team."""
-
-    max_body_bytes: int = 64 * 1024
-    max_question_chars: int = 2000
-    max_k: int = 50
-    max_parameter: int = 1000
-    """Any other integer parameter (depth, n_links, entities, ...) is capped here."""
+MAX_BODY_BYTES = 64 * 1024
+"""Largest request body accepted (the question and parameters of one request fit in far less)."""
 
 
-class Service:
-    """What the endpoints share: the store, the embedder, the LLM gateway (lazily), and the limits."""
-
-    def __init__(self, settings: Settings, store, embedder, limits: ServeLimits) -> None:
-        self.settings = settings
-        self.store = store
-        self.embedder = embedder
-        self.limits = limits
-        self._llm = None
-        self._llm_lock = threading.Lock()
-
-    def llm(self):
-        with self._llm_lock:
-            if self._llm is None:
-                from neoweave.llm import create_gateway
-
-                self._llm = create_gateway(self.settings)
-            return self._llm
-
-    def overrides(self, strategy_name: str, k: int | None, parameters: dict[str, Any]) -> dict[str, Any]:
-        """The request's parameters, typed and checked like the command line's `-P NAME=VALUE`."""
-        from neoweave.registry import STRATEGIES
-
-        cls = STRATEGIES.get(strategy_name)
-        if k is not None:
-            if not 1 <= k <= self.limits.max_k:
-                raise NeoweaveError(f"k must be between 1 and {self.limits.max_k}, not {k}")
-            parameters = {**parameters, "k": k}
-        known = set(cls(self.store, self.embedder).parameters())
-        unknown = sorted(set(parameters) - known)
-        if unknown:
-            raise NeoweaveError(f"strategy '{strategy_name}' has no parameter {unknown}; its parameters: "
-                                f"{sorted(known)}")
-        overrides = {}
-        for name, value in parameters.items():
-            if isinstance(value, dict | list):
-                raise NeoweaveError(f"parameter '{name}' must be a number, string or boolean")
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            key, parsed = cls.parse_parameter(f"{name}={text}")
-            if isinstance(parsed, int) and not isinstance(parsed, bool):
-                limit = self.limits.max_k if key == "k" else self.limits.max_parameter
-                if abs(parsed) > limit:
-                    raise NeoweaveError(f"parameter '{key}' must be at most {limit}, not {parsed}")
-            overrides[key] = parsed
-        return overrides
-
-    def check_question(self, question: str) -> str:
-        question = question.replace("\x00", " ").strip()
-        if not question:
-            raise NeoweaveError("the question is empty")
-        if len(question) > self.limits.max_question_chars:
-            raise NeoweaveError(f"the question has {len(question)} characters; at most "
-                                f"{self.limits.max_question_chars} are accepted")
-        return question
-
-    def retrieve(self, question: str, strategy_name: str, k: int | None, parameters: dict[str, Any],
-                 with_answer: bool = False, prompt: str = "short_answer"):
-        """(retrieval, answer result or None) with the request's strategy."""
-        from neoweave.query import strategy
-        from neoweave.registry import STRATEGIES
-
-        question = self.check_question(question)
-        from neoweave.query.router import configured
-
-        overrides = configured(self.settings, strategy_name, self.overrides(strategy_name, k, parameters))
-        wants_llm = with_answer or STRATEGIES.get(strategy_name).wants_llm(overrides)
-        llm = self.llm() if wants_llm else None
-        chosen = strategy(strategy_name, self.store, self.embedder, llm, **overrides)
-        if with_answer:
-            from neoweave.query.answer import answer
-
-            answered = answer(question, strategy=chosen, llm=llm, prompt=prompt)
-            return answered.retrieval, answered
-        return chosen.retrieve(question), None
-
-    def strategies(self) -> list[dict[str, Any]]:
-        from neoweave.registry import STRATEGIES
-
-        listed = []
-        for name in STRATEGIES.names():
-            cls = STRATEGIES.get(name)
-            about = (cls.__doc__ or "").strip().split("\n")[0]
-            listed.append({"name": name, "needs_llm": cls.needs_llm, "about": about,
-                           "parameters": cls(self.store, self.embedder).parameters()})
-        return listed
-
-    def status(self) -> dict[str, Any]:
-        counts = self.store.counts()
-        return {"store": self.store.health(), "meta": self.store.read_meta(), "nodes": counts.nodes,
-                "relationships": counts.relationships}
-
-
-def create_app(settings: Settings, store, embedder, limits: ServeLimits | None = None):
-    """The FastAPI application over an open store and a loaded embedder."""
-    service = Service(settings, store, embedder, limits or ServeLimits())
+def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
+    """The FastAPI application over a knowledge base (opened read-only by `neoweave serve`): its limits bound
+    every request, as they bound the command line's."""
     app = FastAPI(title="neoweave", version=_version(),
                   description="Retrieve, answer and explain over one knowledge graph (read-only).")
-    app.state.service = service
+    app.state.kb = kb
 
     @app.middleware("http")
     async def bounded(request: Request, call_next):
@@ -167,9 +68,9 @@ def create_app(settings: Settings, store, embedder, limits: ServeLimits | None =
             length = request.headers.get("content-length")
             if length is None or not length.isdigit():
                 return JSONResponse({"error": "a request body needs a Content-Length"}, status_code=411)
-            if int(length) > service.limits.max_body_bytes:
+            if int(length) > max_body_bytes:
                 return JSONResponse({"error": f"request body of {length} bytes is above the limit of "
-                                     f"{service.limits.max_body_bytes}"}, status_code=413)
+                                     f"{max_body_bytes}"}, status_code=413)
         started = time.perf_counter()
         response = await call_next(request)
         log.info("%s %s %s %.0f ms", request.method, request.url.path, response.status_code,
@@ -180,6 +81,14 @@ def create_app(settings: Settings, store, embedder, limits: ServeLimits | None =
     async def neoweave_error(_request: Request, exc: NeoweaveError):
         return JSONResponse({"error": exc.message, "hint": exc.hint}, status_code=400)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, exc: RequestValidationError):
+        """Malformed JSON or a field of the wrong type: 400 naming the field, like every other refusal."""
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
+        return JSONResponse({"error": f"{where}: {first.get('msg', 'invalid request')}",
+                             "hint": "see /docs for the request schema"}, status_code=400)
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
         return resources.files("neoweave.server").joinpath("page.html").read_text(encoding="utf-8")
@@ -189,54 +98,43 @@ def create_app(settings: Settings, store, embedder, limits: ServeLimits | None =
         """A Neo4j Browser guide through the saved queries: `:play http://HOST:PORT/guide` in Browser."""
         from neoweave.audit.guide import browser_guide
 
-        return HTMLResponse(browser_guide(service.store), headers={"Access-Control-Allow-Origin": "*"})
+        return HTMLResponse(browser_guide(kb.store), headers={"Access-Control-Allow-Origin": "*"})
 
     @app.get("/status")
     def status() -> dict[str, Any]:
         """Store health, schema and embedding model, counts per label and relationship type."""
-        return _jsonable(service.status())
+        return _jsonable(kb.status())
 
     @app.get("/strategies")
     def strategies() -> list[dict[str, Any]]:
         """Every strategy with its parameters and their defaults."""
-        return _jsonable(service.strategies())
+        return _jsonable(kb.strategies())
 
     @app.post("/query")
     def query(ask: Ask) -> dict[str, Any]:
         """Retrieve: the context in order, where each piece came from, the trace and the cost."""
-        result, _ = service.retrieve(ask.question, ask.strategy, ask.k, ask.parameters)
-        return _jsonable(result.as_dict())
+        return _jsonable(kb.retrieve(ask.question, ask.strategy, ask.k, parameters=ask.parameters).as_dict())
 
     @app.post("/answer")
     def answer(ask: AskAnswer) -> dict[str, Any]:
         """Retrieve, then answer with the configured LLM."""
-        _, answered = service.retrieve(ask.question, ask.strategy, ask.k, ask.parameters, True, ask.prompt)
+        answered = kb.answer(ask.question, ask.strategy, ask.k, prompt=ask.prompt, parameters=ask.parameters)
         return _jsonable(answered.as_dict())
 
     @app.post("/explain")
     def explain(ask: AskExplain) -> dict[str, Any]:
         """The subgraph behind the retrieval: nodes with roles and scores, relationships with their meaning."""
-        return _jsonable(_explain(service, ask.question, ask.strategy, ask.k, ask.parameters, ask.answer,
-                                  ask.prompt, ask.documents).as_dict())
+        return _jsonable(kb.explain(ask.question, ask.strategy, ask.k, answer=ask.answer, prompt=ask.prompt,
+                                    documents=ask.documents, parameters=ask.parameters).as_dict())
 
     @app.get("/view", response_class=HTMLResponse)
     def view(question: Annotated[str, Query()], strategy: Annotated[str, Query()] = "naive",
              k: Annotated[int | None, Query()] = None, answer: Annotated[bool, Query()] = False,
              prompt: Annotated[str, Query()] = "short_answer") -> str:
         """The explanation as a graph page (self-contained: the renderer is inlined)."""
-        from neoweave.audit import render_html
-
-        return render_html(_explain(service, question, strategy, k, {}, answer, prompt, True))
+        return kb.explain(question, strategy, k, answer=answer, prompt=prompt).to_html()
 
     return app
-
-
-def _explain(service: Service, question: str, strategy_name: str, k: int | None, parameters: dict[str, Any],
-             with_answer: bool, prompt: str, documents: bool):
-    from neoweave.audit import explain
-
-    result, answered = service.retrieve(question, strategy_name, k, parameters, with_answer, prompt)
-    return explain(result, service.store, answer=answered.answer if answered else None, documents=documents)
 
 
 def _jsonable(value: Any) -> Any:

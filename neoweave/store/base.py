@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from neoweave.cypher import registry
 from neoweave.cypher.registry import Statement
@@ -18,6 +21,9 @@ from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION, GraphSchema
 from neoweave.graph_schema.render import Backend, DdlStep
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+RECENT_STATEMENTS = 256
+"""How many statement names a store remembers (`recent_statements`): enough to debug, bounded under a server."""
 
 META_ID = "meta"
 VECTOR_PROPERTIES = frozenset({"embedding", "context_embedding", "path_embedding"})
@@ -79,6 +85,7 @@ class WriteUnit:
     """Named write statements that a store applies all together or not at all (see `GraphStore.unit`)."""
 
     def __init__(self, store: GraphStore) -> None:
+        store.check_writable("a write unit")
         self.store = store
         self.queued: list[tuple[str, dict[str, Any]]] = []
 
@@ -86,7 +93,7 @@ class WriteUnit:
         statement = self.store.statement(name)
         params = dict(params or {})
         statement.check_params(params)
-        self.store.statements_run.append(name)
+        self.store.note_statement(name)
         self.queued.append((statement.text, params))
 
     def run_batches(self, name: str, rows: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None) -> None:
@@ -107,7 +114,37 @@ class GraphStore(ABC):
     def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
         self.batch_size = batch_size
         self.schema = schema
-        self.statements_run: list[str] = []
+        self.read_only = False
+        """When True every write (statement, unit, schema change) raises ReadOnlyViolation: retrieval and
+        servers run this way, so a query path that writes fails its tests."""
+        self.recent_statements: deque[str] = deque(maxlen=RECENT_STATEMENTS)
+        self.statement_counts: Counter[str] = Counter()
+        """Calls per statement name (bounded by the number of statements)."""
+        self._cache: dict[str, tuple[float, Any]] = {}
+        self._cache_lock = threading.Lock()
+
+    def note_statement(self, name: str) -> None:
+        self.recent_statements.append(name)
+        self.statement_counts[name] += 1
+
+    def check_writable(self, what: str) -> None:
+        """Raise ReadOnlyViolation when this store was opened read-only."""
+        if self.read_only:
+            raise ReadOnlyViolation(f"{what} would write to the graph, but this store is read-only",
+                                    hint="retrieval only reads; writes belong to ingest and enrich steps")
+
+    def cached(self, key: str, seconds: float, compute: Callable[[], T]) -> T:
+        """A value derived from this graph (collection statistics), kept on the store for `seconds`: caches
+        live and die with the store object that owns the connection, not in module globals."""
+        now = time.monotonic()
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None and now - hit[0] < seconds:
+                return hit[1]
+        value = compute()
+        with self._cache_lock:
+            self._cache[key] = (now, value)
+        return value
 
     # -- execution -------------------------------------------------------------------------------
     @abstractmethod
@@ -123,7 +160,9 @@ class GraphStore(ABC):
         statement = self.statement(name)
         params = dict(params or {})
         statement.check_params(params)
-        self.statements_run.append(name)
+        if write:
+            self.check_writable(f"statement {name}")
+        self.note_statement(name)
         return self._execute(statement.text, params, write=write)
 
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
@@ -132,6 +171,8 @@ class GraphStore(ABC):
         if not write and looks_like_write(cypher):
             raise ReadOnlyViolation("this query writes to the graph; queries are read-only by default",
                                     hint="pass --write (CLI) or write=True to allow it")
+        if write:
+            self.check_writable("a writing query")
         return self._execute(cypher, dict(params or {}), write=write)
 
     @abstractmethod
@@ -232,6 +273,7 @@ class GraphStore(ABC):
 
         Returns the names of the steps that created something new.
         """
+        self.check_writable("applying the schema")
         self.check_meta(embedding_model, dimension)
         created = [step.name for step in self.ddl(dimension) if self._apply_step(step)]
         self.run("meta_set", {"id": META_ID, "schema_version": SCHEMA_VERSION,

@@ -1,0 +1,360 @@
+"""The knowledge base: the one object a user holds, and that every front end goes through.
+
+It owns the settings, the store (opened on first use), the embedder (its model loaded on the first text to
+embed), the LLM gateway (started only when a step or strategy needs one), the strategy factory and the
+enrich runner, and closes what it opened. Its methods are the product's verbs:
+
+    import neoweave
+    with neoweave.open(".neoweave") as kb:
+        kb.ingest("docs/")
+        kb.enrich("kg")
+        result = kb.retrieve("How do I cancel a task?", strategy="ppr", k=5)
+        kb.explain("How do I cancel a task?", strategy="ppr").to_html("why.html")
+
+The CLI, the HTTP server, evaluations, the LangChain integration and the notebooks wire nothing themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neoweave.config import Settings, load_settings
+from neoweave.errors import NeoweaveError
+from neoweave.kb.limits import Limits
+from neoweave.parameters import coerce_parameters
+
+if TYPE_CHECKING:
+    from neoweave.audit import Explanation
+    from neoweave.enrich import EnrichReport
+    from neoweave.eval.pipeline import EvalOutcome
+    from neoweave.eval.runner import RunConfig
+    from neoweave.ingest import IngestReport
+    from neoweave.protocols import LLMClient, TextEmbedder
+    from neoweave.query import RetrievalResult, Strategy
+    from neoweave.query.answer import AnswerResult
+    from neoweave.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+_NOT_PARAMETERS = ("store", "embedder", "llm")
+
+
+def open_kb(path: str | Path | None = None, *, config: str | Path | None = None, settings: Settings | None = None,
+         limits: Limits | None = None, read_only: bool = False, embedder: TextEmbedder | None = None,
+         llm_client: LLMClient | None = None, **sections: Mapping[str, Any]) -> KnowledgeBase:
+    """A knowledge base over the data directory `path` (the embedded store's home; default `.neoweave`, or
+    what neoweave.toml / NEOWEAVE_DATA_DIR say).
+
+    `sections` override settings by section, e.g. `llm={"base_url": "http://localhost:11434/v1",
+    "model": "qwen2.5:7b"}`, `store={"backend": "neo4j"}`, `embedding={"runtime": "torch"}`. `embedder` and
+    `llm_client` plug in your own implementations of `neoweave.protocols.TextEmbedder` / `LLMClient`.
+    `read_only=True` refuses every write to the graph (servers use it).
+    """
+    if settings is None:
+        overrides: dict[str, dict[str, Any]] = {name: dict(values) for name, values in sections.items()}
+        if path is not None:
+            overrides.setdefault("falkordb", {})["data_dir"] = Path(path)
+        settings = load_settings(config, overrides=overrides)
+    elif sections or path is not None or config is not None:
+        raise NeoweaveError("give either settings=... or path/config/section overrides, not both")
+    return KnowledgeBase(settings, limits=limits, read_only=read_only, embedder=embedder, llm=llm_client)
+
+
+class KnowledgeBase:
+    """One graph with everything that reads and writes it. Safe to share between threads for retrieval."""
+
+    def __init__(self, settings: Settings, *, limits: Limits | None = None, read_only: bool = False,
+                 embedder: TextEmbedder | None = None, llm: LLMClient | None = None,
+                 store: GraphStore | None = None) -> None:
+        """`store`, `embedder` and `llm` may be given (your own implementations, or shared ones); what is
+        given is used as it is and not closed here."""
+        self.settings = settings
+        self.limits = limits or Limits()
+        self.read_only = read_only
+        self._store: GraphStore | None = store
+        self._owns_store = store is None
+        if store is not None and read_only:
+            store.read_only = True
+        self._embedder = embedder
+        self._llm = llm
+        self._judge_llm: LLMClient | None = None
+        self._checked = False
+        self._lock = threading.RLock()
+
+    # -- what it owns ----------------------------------------------------------------------------
+    @property
+    def store(self) -> GraphStore:
+        """The graph store (the embedded FalkorDB starts on first use)."""
+        with self._lock:
+            if self._store is None:
+                from neoweave.store import open_store
+
+                self._store = open_store(self.settings)
+                self._store.read_only = self.read_only
+            return self._store
+
+    @property
+    def embedder(self) -> TextEmbedder:
+        """The embedding model the graph was built with (its weights load on the first text embedded)."""
+        with self._lock:
+            if self._embedder is None:
+                from neoweave.embeddings import Embedder
+
+                self._embedder = Embedder(self.settings.embedding.model, runtime=self.settings.embedding.runtime)
+            return self._embedder
+
+    @property
+    def llm(self) -> LLMClient:
+        """The LLM gateway: the configured endpoint, or the local model server (started on first use)."""
+        with self._lock:
+            if self._llm is None:
+                from neoweave.llm import create_gateway
+
+                self._llm = create_gateway(self.settings)
+            return self._llm
+
+    @property
+    def judge_llm(self) -> LLMClient:
+        """The judge's gateway (`[judge]` settings); the answering gateway when both name the same model."""
+        with self._lock:
+            judge_settings = self.settings.judge_settings()
+            if judge_settings.llm == self.settings.llm:
+                return self.llm
+            if self._judge_llm is None:
+                from neoweave.llm import create_gateway
+
+                self._judge_llm = create_gateway(judge_settings)
+            return self._judge_llm
+
+    @property
+    def llm_started(self) -> bool:
+        return self._llm is not None
+
+    def close(self) -> None:
+        """Close the store connection (the embedded server keeps running for the next command by design)."""
+        with self._lock:
+            if self._store is not None and self._owns_store:
+                self._store.close()
+                self._store = None
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = (self.settings.neo4j.uri if self.settings.store.backend == "neo4j"
+                 else f"{self.settings.falkordb.data_dir} ({self.settings.falkordb.graph})")
+        return f"KnowledgeBase({self.settings.store.backend} {where}{', read-only' if self.read_only else ''})"
+
+    def check_graph(self) -> dict[str, Any]:
+        """The graph's Meta node, after checking it holds vectors of the configured model (once per object)."""
+        from neoweave.embeddings import resolve_dimension
+
+        meta = self.store.read_meta()
+        if meta is None:
+            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first (kb.ingest(PATH))")
+        if not self._checked:
+            dimension = (self._embedder.dimension if self._embedder is not None
+                         else resolve_dimension(self.settings.embedding))
+            self.store.check_meta(self.settings.embedding.model, dimension)
+            self._checked = True
+        return meta
+
+    # -- building the graph ----------------------------------------------------------------------
+    def ingest(self, source: str | Path | Iterable[Mapping[str, Any]], *, source_name: str = "records",
+               progress: bool = False, **options: Any) -> IngestReport:
+        """Ingest a file or folder (HTML, JSON/JSONL, text, Markdown), or in-memory records
+        (`{"id", "title", "text", "url", "metadata"}`). `options` are `IngestOptions` and `SourceOptions`
+        fields (format, base_url, chunk_size, chunk_overlap, max_file_bytes, skip_paths, ...). Unchanged
+        documents are skipped; every link's context is embedded before it returns."""
+        from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+        self._writable("ingest")
+        source_fields = set(SourceOptions.__dataclass_fields__)
+        ingest_fields = set(IngestOptions.__dataclass_fields__) - {"sources"}
+        unknown = sorted(set(options) - source_fields - ingest_fields)
+        if unknown:
+            raise NeoweaveError(f"ingest has no option {unknown}; its options: {sorted(source_fields | ingest_fields)}")
+        try:
+            ingest_options = IngestOptions(
+                sources=SourceOptions(**{k: v for k, v in options.items() if k in source_fields}),
+                progress=progress, **{k: v for k, v in options.items() if k in ingest_fields})
+            for kind in ("html", "record"):
+                ingest_options.chunking(kind)
+        except (TypeError, ValueError) as exc:
+            raise NeoweaveError(f"invalid ingest option: {exc}") from exc
+        ingestor = Ingestor(self.store, self.embedder, ingest_options)
+        if isinstance(source, str | Path):
+            return ingestor.ingest(source)
+        return ingestor.ingest_records(source, source=source_name)
+
+    def delete(self, key: str) -> list[str]:
+        """Delete the documents whose id is `key`, or that were read from the file or folder `key`, with what
+        was derived from them; returns their ids."""
+        from neoweave.ingest import delete_documents
+
+        self._writable("delete")
+        return delete_documents(self.store, key)
+
+    def embed_link_contexts(self, *, progress: bool = False) -> int:
+        """Embed every link context still missing (graphs built before ingest did it); returns how many."""
+        from neoweave.ingest.link_contexts import embed_all_link_contexts
+
+        self._writable("embedding link contexts")
+        return embed_all_link_contexts(self.store, self.embedder, progress=progress)
+
+    def enrich(self, step: str, method: str = "fast", *, limit: int | None = None, doc_ids: list[str] | None = None,
+               chunk_ids: list[str] | None = None, progress: bool = False, **parameters: Any) -> EnrichReport:
+        """Run an enrich step (kg, communities, tags, rst) over every chunk it has not processed yet.
+        `parameters` are the step's fields (text values are parsed like `-P NAME=VALUE`)."""
+        from neoweave.enrich import make_step, run
+        from neoweave.registry import ENRICH_STEPS
+
+        self._writable(f"enrich {step}")
+        typed = coerce_parameters(ENRICH_STEPS.get(step), {"method": method, **parameters},
+                                  what=f"enrich step '{step}'")
+        chosen = make_step(step, **typed)
+        llm = self.llm if chosen.method == "llm" else None
+        return run(chosen, self.store, embedder=self.embedder, llm=llm, limit=limit, doc_ids=doc_ids,
+                   chunk_ids=chunk_ids, progress=progress)
+
+    # -- asking it -------------------------------------------------------------------------------
+    def strategy(self, name: str, **parameters: Any) -> Strategy:
+        """The strategy `name` over this graph with `parameters` (typed like its defaults; the router takes
+        its routes from the settings). Limits are not applied here: `retrieve` applies them."""
+        from neoweave.query.router import configured
+        from neoweave.registry import STRATEGIES
+
+        cls = STRATEGIES.get(name)
+        typed = configured(self.settings, name, coerce_parameters(cls, parameters, what=f"strategy '{name}'",
+                                                                 skip=_NOT_PARAMETERS))
+        llm = self.llm if cls.wants_llm(typed) else None
+        instance = cls(self.store, self.embedder, llm)
+        return instance.with_overrides(**typed) if typed else instance
+
+    def strategy_factory(self) -> Callable[..., Strategy]:
+        """`make(name, **parameters)`: what an evaluation run builds its strategies with."""
+        return lambda name, **parameters: self.strategy(name, **parameters)
+
+    def request(self, strategy: str, k: int | None, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """A request's parameters typed and bounded by `limits` (the CLI, HTTP API and MCP share this)."""
+        from neoweave.registry import STRATEGIES
+
+        given = dict(parameters)
+        if k is not None:
+            given["k"] = k
+        typed = coerce_parameters(STRATEGIES.get(strategy), given, what=f"strategy '{strategy}'",
+                                  skip=_NOT_PARAMETERS)
+        return {name: self.limits.parameter(name, value) for name, value in typed.items()}
+
+    def retrieve(self, question: str, strategy: str = "naive", k: int | None = None, *,
+                 parameters: Mapping[str, Any] | None = None, **more: Any) -> RetrievalResult:
+        """The context for `question` by `strategy`, with where each piece came from, the trace and the cost.
+        Strategy parameters come as keywords or as a `parameters` mapping (a request body). Only reads."""
+        question = self.limits.question(question)
+        chosen = self.strategy(strategy, **self.request(strategy, k, {**(parameters or {}), **more}))
+        self.check_graph()
+        return chosen.retrieve(question)
+
+    def answer(self, question: str, strategy: str = "naive", k: int | None = None, *, prompt: str = "short_answer",
+               max_tokens: int | None = None, parameters: Mapping[str, Any] | None = None, **more: Any
+               ) -> AnswerResult:
+        """Retrieve, then answer with the LLM and the named prompt (`neoweave.query.PROMPTS`)."""
+        from neoweave.query.answer import answer
+        from neoweave.query.prompts import get_prompt
+
+        question = self.limits.question(question)
+        get_prompt(prompt)  # an unknown prompt fails before anything runs
+        chosen = self.strategy(strategy, **self.request(strategy, k, {**(parameters or {}), **more}))
+        self.check_graph()
+        return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens)
+
+    def explain(self, question: str, strategy: str = "naive", k: int | None = None, *, answer: bool = False,
+                prompt: str = "short_answer", documents: bool = True, parameters: Mapping[str, Any] | None = None,
+                **more: Any) -> Explanation:
+        """The subgraph behind a retrieval (and answer): `.to_html(path)`, `.to_json()`, `.browser_cypher()`."""
+        from neoweave.audit import explain
+
+        given = {**(parameters or {}), **more}
+        if answer:
+            answered = self.answer(question, strategy, k, prompt=prompt, parameters=given)
+            return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents)
+        return explain(self.retrieve(question, strategy, k, parameters=given), self.store, documents=documents)
+
+    def cypher(self, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
+               ) -> list[dict[str, Any]]:
+        """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`."""
+        if write:
+            self._writable("a writing Cypher query")
+        return self.store.query(text, params, write=write)
+
+    def status(self) -> dict[str, Any]:
+        """Store health, schema and embedding model, counts per label and relationship type."""
+        store = self.store
+        counts = store.counts()
+        return {"store": store.health(), "meta": store.read_meta(), "nodes": counts.nodes,
+                "relationships": counts.relationships}
+
+    def strategies(self) -> list[dict[str, Any]]:
+        """Every strategy: name, one-line description, whether it calls an LLM, parameters with defaults."""
+        from neoweave.query.catalog import strategy_catalog
+
+        return strategy_catalog()
+
+    # -- measuring it ----------------------------------------------------------------------------
+    def evaluate(self, qa: str | Path, config: RunConfig, out: str | Path, *, corpus: str | Path | None = None,
+                 base_url: str | None = None, limit: int | None = None, types: list[str] | None = None,
+                 title: str | None = None, progress: bool = True) -> EvalOutcome:
+        """Run `config` (strategies x k, answers, judge) over a QA set and write the report to `out`.
+        Evaluations are not bounded by `limits` (they ask for what the run configures)."""
+        from neoweave.eval.pipeline import describe_setup, select_questions
+        from neoweave.eval.report import write_report
+        from neoweave.eval.runner import run, summarize
+        from neoweave.registry import STRATEGIES
+
+        qa, out = Path(qa), Path(out)
+        questions = select_questions(qa, types=types, limit=limit)
+        if corpus is not None:
+            ingested = self.ingest(corpus, base_url=base_url, progress=progress)
+            log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
+                     ingested.documents_changed, ingested.documents_unchanged)
+        self.check_graph()
+        wants_llm = config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
+                                         for name in config.strategies)
+        llm = self.llm if wants_llm else None
+        judge = None
+        if config.judge:
+            from neoweave.eval.judge import Judge
+
+            judge = Judge(self.judge_llm, self.embedder, answer_model=llm.model if llm else None)
+        pids = {"graph_server": self.store.server_pid(), "llm_server": llm.server_pid if llm else None}
+        evaluation = run(self.store, self.embedder, questions, config, llm=llm, progress=progress, pids=pids,
+                         judge=judge, make_strategy=self.strategy_factory())
+        rows = summarize(evaluation)
+        setup = describe_setup(self.settings, qa, questions, config, evaluation, llm, corpus=corpus, limit=limit,
+                               types=types)
+        report = write_report(out, evaluation, rows, title or f"neoweave eval: {qa.name}", setup=setup)
+        from neoweave.eval.pipeline import EvalOutcome
+
+        return EvalOutcome(evaluation, rows, report, setup)
+
+    # -- internals -------------------------------------------------------------------------------
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            from neoweave.errors import ReadOnlyViolation
+
+            raise ReadOnlyViolation(f"{what} writes to the graph, and this knowledge base was opened read-only",
+                                    hint="open it with read_only=False")
+
+
+def evaluate(settings: Settings, qa: str | Path, config: RunConfig, out: str | Path, **options: Any) -> EvalOutcome:
+    """One evaluation in a knowledge base of its own (unbounded limits), closed afterwards: for scripts and
+    benchmarks that only evaluate. `options` are `KnowledgeBase.evaluate`'s."""
+    with KnowledgeBase(settings, limits=Limits.unbounded()) as kb:
+        return kb.evaluate(qa, config, out, **options)

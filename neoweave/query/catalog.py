@@ -1,0 +1,34 @@
+"""The strategies as data: name, what each is, what it needs, its parameters with defaults and docs.
+
+One source for `neoweave strategies`, `--help` texts, `GET /strategies`, the web page and tool schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neoweave.parameters import describe_parameters
+from neoweave.registry import STRATEGIES
+
+NOT_PARAMETERS = ("store", "embedder", "llm")
+
+
+def about(cls: type) -> str:
+    """The first line of a strategy's docstring."""
+    return (cls.__doc__ or "").strip().split("\n")[0]
+
+
+def strategy_entry(name: str) -> dict[str, Any]:
+    cls = STRATEGIES.get(name)
+    return {"name": name, "about": about(cls), "needs_llm": cls.needs_llm, "requires": list(cls.requires),
+            "parameters": describe_parameters(cls, skip=NOT_PARAMETERS)}
+
+
+def strategy_catalog() -> list[dict[str, Any]]:
+    """Every registered strategy, by name."""
+    return [strategy_entry(name) for name in STRATEGIES.names()]
+
+
+def strategy_names() -> str:
+    """'hybrid | kg | ...': for option help texts."""
+    return " | ".join(STRATEGIES.names())
