@@ -84,8 +84,8 @@ def main() -> None:
         for strategy in ("naive", "ppr"):
             rows.append(series(f"query {strategy} in-process ({runtime})",
                                [*base, "query", QUESTION, "-s", strategy, "--no-server"], runtime_env, args.runs))
-    server = subprocess.Popen([*base, "serve", "--port", str(args.port)], env=env, cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen([*base, "serve", "--port", str(args.port)], env={**env, "PYTHONUNBUFFERED": "1"},
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         started = time.perf_counter()
         for line in server.stdout:  # type: ignore[union-attr]

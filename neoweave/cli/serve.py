@@ -44,12 +44,14 @@ def serve(
                       "(there is no authentication; put a proxy with one in front)")
     cfg = settings()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("neoweave").setLevel(logging.INFO)  # each request's line (the CLI's default is warnings)
     limits = Limits(max_question_chars=max_question_chars, max_k=max_k)
     started = time.perf_counter()
     with KnowledgeBase(cfg, limits=limits, read_only=True) as kb:
         console.print("starting the graph store ...")
         meta = kb.check_graph()
         console.print(f"loading the embedding model {meta['embedding_model']} ...")
+        console.file.flush()
         kb.embedder.embed_query("warm up")  # the first request should not pay for loading the model
         url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
         announced = []
@@ -63,6 +65,7 @@ def serve(
                     announced.append(announce(cfg, url))
                     console.print(f"neoweave serving {url}/ (API docs: /docs), ready after "
                                   f"{time.perf_counter() - started:.1f} s; Ctrl-C stops", highlight=False)
+                    console.file.flush()  # a supervisor reading a pipe sees it now
 
         server = AnnouncingServer(uvicorn.Config(create_app(kb, max_body_bytes=max_body_bytes), host=host,
                                                  port=port, log_level="warning"))
