@@ -13,13 +13,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.parameters import check_at_least, parse_parameter
-from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import STRATEGIES
-from neoweave.store.base import GraphStore
+
+if TYPE_CHECKING:  # the result types load without the store (a command answered by a running server)
+    from neoweave.protocols import LLMClient, TextEmbedder
+    from neoweave.store.base import GraphStore
 
 
 @dataclass

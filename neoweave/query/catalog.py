@@ -14,8 +14,16 @@ NOT_PARAMETERS = ("store", "embedder", "llm")
 
 
 def about(cls: type) -> str:
-    """The first line of a strategy's docstring."""
-    return (cls.__doc__ or "").strip().split("\n")[0]
+    """The first sentence of a strategy's own docstring, else of its module's (dataclasses write a signature
+    into `__doc__` when the class has none)."""
+    import re
+    import sys
+
+    doc = cls.__doc__ or ""
+    if not doc or doc.startswith(f"{cls.__name__}("):
+        doc = sys.modules[cls.__module__].__doc__ or ""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    return re.split(r"(?<=[a-z0-9)])\. (?=[A-Z])", paragraph)[0].rstrip(".") + "." if paragraph else ""
 
 
 def strategy_entry(name: str) -> dict[str, Any]:
