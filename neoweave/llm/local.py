@@ -226,8 +226,10 @@ class LocalModelServer:
         try:
             importlib.import_module("llama_cpp.server")
         except ImportError as exc:
-            raise ConfigError("the local model needs llama-cpp-python with its server extra",
-                              hint="pip install 'llama-cpp-python[server]==0.3.36' (compiles, ~7 min)") from exc
+            raise ConfigError("the local model server is not installed (answers and `--method llm` need an LLM)",
+                              hint="bash scripts/setup.sh --local-llm (compiles llama.cpp once, ~7 min, and "
+                                   "installs the Qwen weights), or point neoweave at any OpenAI-compatible "
+                                   "endpoint: NEOWEAVE_LLM_BASE_URL, NEOWEAVE_LLM_MODEL") from exc
         path = ensure_model_file(self.model, self.model_dir)
         port = _free_port()
         args = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", self.model.key,
