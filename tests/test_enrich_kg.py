@@ -12,7 +12,7 @@ from neoweave.enrich import run
 from neoweave.enrich.kg import refresh_entities
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
-from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+from neoweave.ingest import GraphWriter, IngestOptions, Ingestor, SourceOptions
 from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.nlp.extract_fast import FastExtractor
 from neoweave.nlp.extraction import Mention
@@ -154,6 +154,37 @@ def test_changed_document_forgets_its_derivations(graph, embedder, tmp_path):
                          "RETURN r")
     report = run("kg", graph, embedder=embedder, progress=False)
     assert report.chunks == 1  # only the changed document's chunk
+
+
+def test_deleting_a_document_removes_its_evidence_from_relations_that_other_chunks_support(
+        falkordb_store, embedder, tmp_path):
+    # Alice Smith and Acme Corp share a sentence in both documents, Bob Jones only in the deleted one; every
+    # relation of p2 is also given p1's chunk as evidence, so each cites both (the HotpotQA case: an edge with
+    # several chunks, one of them deleted, kept citing it)
+    records = [{"id": "p1", "title": "Acme Corp history",
+                "text": "Alice Smith founded Acme Corp in Paris. Alice Smith hired Bob Jones in Paris."},
+               {"id": "p2", "title": "Acme Corp today",
+                "text": "Alice Smith founded Acme Corp in Paris. Acme Corp now builds bicycles in Lyon."}]
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(
+        _write(tmp_path, records))
+    run("kg", falkordb_store, embedder=embedder, progress=False)
+    falkordb_store.query("MATCH ()-[r:RELATED]->() WHERE r.chunk_ids = ['p2#_s0:0'] "
+                         "SET r.chunk_ids = ['p1#_s0:0', 'p2#_s0:0'], r.chunk_weights = [2.0, 1.0], "
+                         "r.descriptions = ['from p1', 'from p2'], r.weight = 3.0, r.description = 'from p1'",
+                         write=True)
+    shared = _q(falkordb_store, "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WHERE size(r.chunk_ids) = 2 "
+                                "RETURN a.id AS a, b.id AS b")
+    assert len(shared) >= 3
+    GraphWriter(falkordb_store).delete_documents(["p1"])
+    assert not _q(falkordb_store, "MATCH ()-[r:RELATED]-() WHERE any(x IN r.chunk_ids WHERE x STARTS WITH 'p1') "
+                                  "RETURN r")
+    for row in shared:
+        after = _q(falkordb_store, "MATCH (a:Entity {id: $a})-[r:RELATED]->(b:Entity {id: $b}) RETURN "
+                                   "r.chunk_ids AS ids, r.weight AS weight, r.description AS description",
+                   a=row["a"], b=row["b"])
+        assert after == [{"ids": ["p2#_s0:0"], "weight": 1.0, "description": "from p2"}]
+    assert not _q(falkordb_store, "MATCH ()-[r:RELATED]-() WHERE size(r.chunk_ids) = 0 RETURN r")
+    assert not _q(falkordb_store, "MATCH (e:Entity) WHERE e.key = 'bob jones' RETURN e")
 
 
 def test_unmerge_restores_the_entity_and_is_not_repeated(graph, embedder):

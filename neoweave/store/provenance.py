@@ -12,7 +12,8 @@ from __future__ import annotations
 from neoweave.store.base import WriteUnit
 
 CHUNK_DERIVATIONS: dict[str, tuple[str, ...]] = {
-    "kg": ("kg_forget_relations", "kg_forget_inferred_links", "kg_forget_descriptions", "kg_forget_mentions"),
+    "kg": ("kg_forget_relations", "kg_forget_empty_relations", "kg_forget_inferred_links", "kg_forget_descriptions",
+           "kg_forget_mentions"),
     "rst": ("rst_forget_chunks",),
     "tags": ("tags_forget_chunks",),
 }
