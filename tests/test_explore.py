@@ -47,9 +47,9 @@ def test_every_saved_query_runs_and_finds_what_it_is_for(full_graph):
     assert rows["rst_chain"] and all(row["relations"] for row in rows["rst_chain"])
     checks = {row["check"]: row["failing"] for row in rows["integrity_checks"]}
     assert checks == {"chunk without section": 0, "section without document": 0, "entity without mention": 0,
-                      "tag on nothing": 0, "community without members": 0, "entity id held twice": 0,
-                      "community id held twice": 0, "mention edge twice": 0, "relation edge twice": 0,
-                      "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0}
+                      "relation citing a deleted chunk": 0, "tag on nothing": 0, "community without members": 0,
+                      "entity id held twice": 0, "community id held twice": 0, "mention edge twice": 0,
+                      "relation edge twice": 0, "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0}
     assert rows["broken_links"][0]["unresolved"] >= 1  # the site links to a page it does not have
     patterns = {(row["source"], row["type"], row["target"]) for row in rows["graph_schema"]}
     assert {("Section", "LINKS_TO", "Section"), ("Chunk", "MENTIONS", "Entity"), ("Chunk", "RST", "Chunk"),
@@ -67,6 +67,12 @@ def test_integrity_checks_find_an_orphan(full_graph):
     failing = {row["check"]: row["failing"] for row in full_graph.query(explore_query("integrity_checks").text)}
     assert failing["mention edge twice"] == 1 and failing["community id held twice"] == 0
     assert failing["community without members"] == 1 and failing["relation edge twice"] == 0
+    assert failing["relation citing a deleted chunk"] == 0
+    full_graph.query("MATCH ()-[r:RELATED]->() WITH r LIMIT 2 SET r.chunk_ids = r.chunk_ids + 'gone#_s0:0'",
+                     write=True)  # what forgetting a deleted chunk's evidence used to leave behind
+    failing = {row["check"]: row for row in full_graph.query(explore_query("integrity_checks").text)}
+    cited = failing["relation citing a deleted chunk"]
+    assert cited["failing"] == 2 and all(example.endswith("cites gone#_s0:0") for example in cited["examples"])
 
 
 def test_unknown_saved_query():

@@ -1,6 +1,7 @@
 // Integrity checks: nodes without their parent or purpose (chunk without section, section without document,
-// entity no chunk mentions, tag on nothing, community without members or sub-communities) and anything held
-// twice that a MERGE key should keep single. One row per check with how many fail it (0 on a healthy graph) and
+// entity no chunk mentions, tag on nothing, community without members or sub-communities), facts citing evidence
+// that is gone (a relation whose chunk_ids name a deleted chunk), and anything held twice that a MERGE key should
+// keep single. One row per check with how many fail it (0 on a healthy graph) and
 // up to five of them.
 MATCH (c:Chunk)
 WHERE NOT (c)<-[:HAS_CHUNK]-(:Section)
@@ -16,6 +17,14 @@ MATCH (e:Entity)
 WHERE NOT (e)<-[:MENTIONS]-(:Chunk)
 WITH count(e) AS failing, collect(e.id)[0..5] AS examples
 RETURN 'entity without mention' AS check, failing, examples
+UNION ALL
+MATCH (a:Entity)-[r:RELATED]->(b:Entity)
+UNWIND r.chunk_ids AS evidence
+OPTIONAL MATCH (c:Chunk {id: evidence})
+WITH a, b, r, evidence, c
+WHERE c IS NULL
+WITH count(DISTINCT r) AS failing, collect(a.id + ' -> ' + b.id + ' cites ' + evidence)[0..5] AS examples
+RETURN 'relation citing a deleted chunk' AS check, failing, examples
 UNION ALL
 MATCH (t:Tag)
 WHERE NOT (t)<-[:TAGGED]-()
