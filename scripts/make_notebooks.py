@@ -14,7 +14,8 @@ SETUP = '''from pathlib import Path
 import neoweave
 
 SITE = Path("..") / "tests" / "data" / "site"  # a tiny hyperlinked docs site; point this at your own documents
-kb = neoweave.open(".neoweave")  # the embedded FalkorDB in .neoweave/, or Neo4j with NEOWEAVE_STORE=neo4j'''
+kb = neoweave.open()  # the data directory of neoweave.toml / NEOWEAVE_DATA_DIR (default .neoweave/); Neo4j
+                     # with NEOWEAVE_STORE=neo4j'''
 
 INGEST = '''report = kb.ingest(SITE)
 print(f"{report.documents_new} new, {report.documents_unchanged} unchanged documents; {report.chunks} chunks; "

@@ -49,3 +49,4 @@ def test_notebook_runs(path, tmp_path, monkeypatch, model_dir):
               if output["output_type"] == "error"]
     assert errors == []
     assert os.environ["NEOWEAVE_DATA_DIR"] == str(tmp_path / "data")
+    assert not (folder / ".neoweave").exists()  # the notebook used the configured data directory (stopped above)
