@@ -228,12 +228,18 @@ class KnowledgeBase:
     def strategy(self, name: str, **parameters: Any) -> Strategy:
         """The strategy `name` over this graph with `parameters` (typed like its defaults; the router takes
         its routes from the settings). Limits are not applied here: `retrieve` applies them."""
+        from neoweave.registry import STRATEGIES
+
+        typed = coerce_parameters(STRATEGIES.get(name), parameters, what=f"strategy '{name}'", skip=_NOT_PARAMETERS)
+        return self._build(name, typed)
+
+    def _build(self, name: str, typed: dict[str, Any]) -> Strategy:
+        """The strategy over this graph from parameters already typed (`strategy` or `request` typed them once)."""
         from neoweave.query.router import configured
         from neoweave.registry import STRATEGIES
 
         cls = STRATEGIES.get(name)
-        typed = configured(self.settings, name, coerce_parameters(cls, parameters, what=f"strategy '{name}'",
-                                                                 skip=_NOT_PARAMETERS))
+        typed = configured(self.settings, name, typed)
         llm = self.llm if cls.wants_llm(typed) else None
         instance = cls(self.store, self.embedder, llm)
         return instance.with_overrides(**typed) if typed else instance
@@ -258,7 +264,7 @@ class KnowledgeBase:
         """The context for `question` by `strategy`, with where each piece came from, the trace and the cost.
         Strategy parameters come as keywords or as a `parameters` mapping (a request body). Only reads."""
         question = self.limits.question(question)
-        chosen = self.strategy(strategy, **self.request(strategy, k, {**(parameters or {}), **more}))
+        chosen = self._build(strategy, self.request(strategy, k, {**(parameters or {}), **more}))
         self.check_graph()
         return chosen.retrieve(question)
 
@@ -271,7 +277,7 @@ class KnowledgeBase:
 
         question = self.limits.question(question)
         get_prompt(prompt)  # an unknown prompt fails before anything runs
-        chosen = self.strategy(strategy, **self.request(strategy, k, {**(parameters or {}), **more}))
+        chosen = self._build(strategy, self.request(strategy, k, {**(parameters or {}), **more}))
         self.check_graph()
         return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens)
 
