@@ -39,6 +39,10 @@ class FalkorDBSettings(_Section):
                                     "higher recall on large graphs, more memory and slower loads")
     appendfsync: Literal["always", "everysec", "no"] = "everysec"
     start_timeout: float = Field(20.0, gt=0)
+    idle_timeout: float = Field(
+        4 * 3600.0, ge=0, description="seconds without a client after which the embedded server (left running "
+        "for the next command) is stopped by its watchdog; 0 = never. It also stops when the data directory is "
+        "removed. Restarting replays the append-only file: minutes on a large graph, hence hours")
 
 
 class Neo4jSettings(_Section):
@@ -80,6 +84,10 @@ class LLMSettings(_Section):
     cache: bool = True
     local_model_dir: Path | None = Field(None, description="assembled GGUF files (default ~/.cache/neoweave)")
     local_context: int = Field(4096, ge=256)
+    local_idle_timeout: float = Field(
+        3600.0, ge=0, description="seconds without use after which the local model server (left running for the "
+        "next command) is stopped by its watchdog; 0 = never. A process that started or reused it counts as "
+        "using it while it runs (`neoweave serve`). It reloads in seconds and holds 0.5-1.5 GB, hence an hour")
     local_threads: int | None = Field(
         None, ge=1, description="threads of the local model server; unset: one per physical core this process may "
         "use (llama.cpp's own default, half the logical CPUs, left one of two cores idle: answers took 32 % longer)")
@@ -140,6 +148,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_EF_RUNTIME", "falkordb", "ef_runtime"),
     ("NEOWEAVE_EF_CONSTRUCTION", "falkordb", "ef_construction"),
     ("NEOWEAVE_HNSW_M", "falkordb", "hnsw_m"),
+    ("NEOWEAVE_FALKORDB_IDLE_TIMEOUT", "falkordb", "idle_timeout"),
     ("NEOWEAVE_NEO4J_URI", "neo4j", "uri"),
     ("NEOWEAVE_NEO4J_USER", "neo4j", "user"),
     ("NEOWEAVE_NEO4J_PASSWORD", "neo4j", "password"),
@@ -157,6 +166,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_LLM_CONCURRENCY", "llm", "concurrency"),
     ("NEOWEAVE_LLM_CACHE", "llm", "cache"),
     ("NEOWEAVE_LLM_MODEL_DIR", "llm", "local_model_dir"),
+    ("NEOWEAVE_LLM_IDLE_TIMEOUT", "llm", "local_idle_timeout"),
     ("NEOWEAVE_JUDGE_PROVIDER", "judge", "provider"),
     ("NEOWEAVE_JUDGE_MODEL", "judge", "model"),
     ("NEOWEAVE_JUDGE_BASE_URL", "judge", "base_url"),

@@ -20,8 +20,8 @@ import pytest
 
 PACKAGE = "neoweave"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "config", "parameters", "registry", "protocols", "processes", "token_counting", "embeddings", "llm",
-     "graph_schema", "cypher", "store", "serialization"),  # 0 core
+    ("errors", "config", "parameters", "registry", "protocols", "processes", "watchdog", "token_counting",
+     "embeddings", "llm", "graph_schema", "cypher", "store", "serialization"),  # 0 core
     ("nlp",),  # 1 shared text tools
     ("ingest",),  # 2
     ("enrich",),  # 3

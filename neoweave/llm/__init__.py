@@ -71,7 +71,8 @@ def create_gateway(settings, *, model: str | None = None, ledger: TokenLedger | 
         from neoweave.llm.local import LocalModelServer, local_model, server_state_dir
 
         server = LocalModelServer(local_model(model), state_dir=server_state_dir(settings.falkordb.data_dir),
-                                  model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads)
+                                  model_dir=cfg.local_model_dir, context=cfg.local_context, threads=cfg.local_threads,
+                                  idle_timeout=cfg.local_idle_timeout)
         endpoint = server.ensure_running()
         server_pid = server.pid()
         client = openai.OpenAI(api_key="local", base_url=endpoint, timeout=timeout, max_retries=0)

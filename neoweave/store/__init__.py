@@ -16,6 +16,7 @@ def embedded_server(settings: Settings) -> EmbeddedFalkorDB:
         Path(settings.falkordb.data_dir),
         appendfsync=settings.falkordb.appendfsync,
         start_timeout=settings.falkordb.start_timeout,
+        idle_timeout=settings.falkordb.idle_timeout,
     )
 
 

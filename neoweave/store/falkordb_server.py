@@ -5,6 +5,10 @@ It listens only on a private unix socket inside the data directory (no TCP port)
 an append-only file, and outlives the command that started it so the next command reuses it. A lock file
 serialises concurrent starts; a stale pid file or socket left by a killed server is cleaned up.
 
+It does not outlive its data directory, nor a long idle spell: a watchdog process started with it
+(`neoweave.watchdog.watch`) stops it when `falkordb.pid` disappears (the directory was removed) or when no
+client has used it for `idle_timeout` seconds, and exits with it. `stop()` stops the watchdog first.
+
 No command is sent to a server before its log says it has loaded its data. While replaying the append-only
 file, FalkorDB yields to the event loop inside a replayed MULTI/EXEC block, and a client command arriving
 then (even PING) trips Redis's `!server.in_exec` assertion: the server dies, and dies again on every restart
@@ -26,8 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from neoweave.errors import StoreUnavailable
+from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.processes import pid_alive
+from neoweave.watchdog import Watch, start_watchdog, stop_watchdog, watchdog_pid, watchdog_poll
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,11 @@ _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
 _LOG_TAIL_BYTES = 1 << 20
 _STARTING = b"Redis is starting"
 _READY = b"Ready to accept connections"
+STOP_TIMEOUT = 20.0
+"""Seconds a stopping server gets to flush its append-only file before it is killed."""
+IDLE_TIMEOUT = 4 * 3600.0
+"""Default seconds without a client before the server stops (config: falkordb.idle_timeout): a working day's
+pauses keep it, a night does not. Restarting replays the append-only file, minutes for a large graph."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,8 @@ class ServerPaths:
     pid_file: Path
     log_file: Path
     lock_file: Path
+    watchdog_pid_file: Path
+    watchdog_log_file: Path
 
 
 def server_paths(data_dir: Path) -> ServerPaths:
@@ -59,6 +71,8 @@ def server_paths(data_dir: Path) -> ServerPaths:
         pid_file=data_dir / "falkordb.pid",
         log_file=data_dir / "falkordb.log",
         lock_file=data_dir / "server.lock",
+        watchdog_pid_file=data_dir / "falkordb-watchdog.pid",
+        watchdog_log_file=data_dir / "falkordb-watchdog.log",
     )
 
 
@@ -131,8 +145,6 @@ def _log_says_ready(log_file: Path) -> bool:
 
 def _not_a_file(path: Path) -> None:
     """Neither the data directory nor the nearest of its parents that exists is a file."""
-    from neoweave.errors import NeoweaveError
-
     for candidate in (path, *path.parents):
         if candidate.exists():
             if not candidate.is_dir():
@@ -143,8 +155,6 @@ def _not_a_file(path: Path) -> None:
 
 def _usable_directory(path: Path) -> None:
     """The data directory exists (created if need be) and is writable, else an error naming it."""
-    from neoweave.errors import NeoweaveError
-
     _not_a_file(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -164,12 +174,18 @@ class EmbeddedFalkorDB:
     """Lifecycle of the private FalkorDB server of one data directory."""
 
     def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0,
-                 load_timeout: float = 1800.0) -> None:
+                 load_timeout: float = 1800.0, idle_timeout: float = IDLE_TIMEOUT,
+                 watchdog_poll: float | None = None) -> None:
+        """`idle_timeout`: seconds without a client before the watchdog stops the server (0 = never); the
+        watchdog of the command that started the server applies it. `watchdog_poll`: seconds between its
+        checks (default $NEOWEAVE_WATCHDOG_POLL or 5)."""
         self.paths = server_paths(Path(data_dir))
         _not_a_file(self.paths.data_dir)
         self.appendfsync = appendfsync
         self.start_timeout = start_timeout
         self.load_timeout = load_timeout
+        self.idle_timeout = idle_timeout
+        self.watchdog_poll = watchdog_poll
 
     @property
     def socket_path(self) -> str:
@@ -209,14 +225,23 @@ class EmbeddedFalkorDB:
         Returns the socket path to connect to.
         """
         if self.is_running():
+            if self.watchdog_pid() is None:  # a server started before watchdogs, or its watchdog was killed
+                try:
+                    with self._lock():
+                        self._ensure_watchdog()
+                except (OSError, NeoweaveError) as exc:  # the server is usable all the same
+                    log.warning("could not start the watchdog of the FalkorDB server in %s: %s",
+                                self.paths.data_dir, exc)
             return self.socket_path
         with self._lock():
             if self.is_running():  # another process started it while we waited for the lock
+                self._ensure_watchdog()
                 return self.socket_path
             pid = self.pid()
             if pid is not None:
                 # Alive but not answering: it may be loading a large append-only file.
                 if self._wait_ready(pid):
+                    self._ensure_watchdog()
                     return self.socket_path
                 raise StoreUnavailable(
                     f"FalkorDB server pid {pid} for {self.paths.data_dir} is running but not answering "
@@ -225,7 +250,26 @@ class EmbeddedFalkorDB:
                 )
             self._clean_stale()
             self._start()
+            self._ensure_watchdog()
         return self.socket_path
+
+    def watchdog_pid(self) -> int | None:
+        """The pid of the server's watchdog, if one runs."""
+        return watchdog_pid(self.paths.watchdog_pid_file)
+
+    def _ensure_watchdog(self) -> None:
+        """Start the running server's watchdog unless one runs (call with the start lock held)."""
+        pid = self.pid()
+        if pid is None or self.watchdog_pid() is not None:
+            return
+        try:
+            start_watchdog(Watch(name=f"FalkorDB of {self.paths.data_dir}", server_pid=pid,
+                                 owner_file=self.paths.pid_file, idle_timeout=self.idle_timeout,
+                                 poll=watchdog_poll(self.watchdog_poll), grace=STOP_TIMEOUT,
+                                 redis_socket=self.socket_path, pid_file=self.paths.watchdog_pid_file),
+                           log_file=self.paths.watchdog_log_file)
+        except OSError as exc:  # the server is usable all the same
+            log.warning("could not start the watchdog of the FalkorDB server in %s: %s", self.paths.data_dir, exc)
 
     def _clean_stale(self) -> None:
         for path in (self.paths.pid_file, self.paths.socket):
@@ -294,8 +338,11 @@ class EmbeddedFalkorDB:
             time.sleep(0.05)
         return False
 
-    def stop(self, timeout: float = 20.0) -> bool:
-        """Stop the server gracefully (it flushes the append-only file). Returns whether one was running."""
+    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Stop the server gracefully (it flushes the append-only file), and its watchdog first. Returns whether
+        a server was running."""
+        with contextlib.suppress(OSError):
+            stop_watchdog(self.paths.watchdog_pid_file)
         pid = self.pid()
         if pid is None:
             self._clean_stale()
