@@ -21,6 +21,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     query,
     serve,
     store,
+    sync,
     tags,
 )
 from neoweave.cli.common import app, err_console, state

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from neoweave.eval.pipeline import EvalOutcome
     from neoweave.eval.runner import RunConfig
     from neoweave.ingest import IngestReport
+    from neoweave.ingest.sync import SyncReport
     from neoweave.protocols import LLMClient, TextEmbedder
     from neoweave.query import RetrievalResult, Strategy
     from neoweave.query.answer import AnswerResult
@@ -201,6 +202,25 @@ class KnowledgeBase:
 
         self._writable("delete")
         return delete_documents(self.store, key)
+
+    def sync(self, path: str | Path, *, dry_run: bool = False, allow_empty: bool = False, progress: bool = False,
+             **options: Any) -> SyncReport:
+        """Mirror a file or folder: documents read from it earlier that are gone (files removed, records no longer
+        in their JSONL file) are deleted with everything derived from them, changed ones updated, new ones added,
+        unchanged ones left alone. `options` are `ingest`'s (use the same ones the folder was ingested with).
+        `dry_run` only reports what would change (allowed on a read-only knowledge base). A path that does not
+        exist is refused; one that yields no document while documents were read from it is refused unless
+        `allow_empty`. Enrich steps are not re-run: `report.next_steps` names the commands that would."""
+        from neoweave.ingest.sync import ingest_options, resolve_sync_path, sync
+
+        built = ingest_options(progress, options)
+        resolve_sync_path(path)  # a missing path is refused before the store or the model starts
+        if dry_run:
+            if self.store.read_meta() is not None:
+                self.check_graph()  # another embedding model would make every document look changed
+        else:
+            self._writable("sync")
+        return sync(self.store, self.embedder, path, built, dry_run=dry_run, allow_empty=allow_empty)
 
     def embed_link_contexts(self, *, progress: bool = False) -> int:
         """Embed every link context still missing (graphs built before ingest did it); returns how many."""

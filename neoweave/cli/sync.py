@@ -1,0 +1,93 @@
+"""`neoweave sync PATH`: mirror a file or folder (add new documents, update changed ones, delete removed ones)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from neoweave.cli.common import app, console, err_console, knowledge_base
+
+if TYPE_CHECKING:
+    from neoweave.ingest.sync import SyncReport
+
+_SHOWN = 20  # documents listed per kind in the human output (all of them are in --json)
+
+
+@app.command()
+def sync(
+    path: Annotated[Path, typer.Argument(help="a file or folder ingested before (or to ingest)")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be added, updated and deleted; "
+                                                            "write nothing")] = False,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="delete every document read from PATH "
+                                                                    "when it now yields none")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="auto|html|jsonl|json|text|markdown")] = "auto",
+    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")] = None,
+    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,
+    max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
+    context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
+    skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Mirror PATH into the graph: documents read from it before that are gone (files removed, records no longer
+    in their JSONL file) are deleted with everything derived from them; changed ones are updated, new ones added.
+    Give the options PATH was ingested with. Enrich steps are not re-run: the report prints the commands that
+    bring them up to date.
+
+    Exit status: 0 when everything was read, 3 when some inputs were skipped (listed in the report).
+    """
+    from neoweave.ingest import HtmlOptions, SourceOptions
+
+    with knowledge_base(read_only=dry_run) as kb:
+        report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, format=fmt, base_url=base_url,
+                         max_file_bytes=int(max_file_mb * 1024 * 1024), html=HtmlOptions(context_words=context_words),
+                         skip_paths=(*SourceOptions().skip_paths, *(skip or ())), chunk_size=chunk_size,
+                         chunk_overlap=chunk_overlap, progress=progress and not as_json)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        _print_report(report)
+    if report.skipped:
+        raise typer.Exit(3)
+
+
+def _print_report(report: SyncReport) -> None:
+    for skipped in report.skipped[:50]:
+        err_console.print(f"[yellow]skipped[/yellow] {skipped}", highlight=False, soft_wrap=True)
+    if len(report.skipped) > 50:
+        err_console.print(f"... and {len(report.skipped) - 50} more skipped (see --json)")
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning[/yellow] {warning}", highlight=False, soft_wrap=True)
+    would = "would be " if report.dry_run else ""
+    console.print(f"{'dry run: ' if report.dry_run else ''}documents {'that would be ' if report.dry_run else ''}"
+                  f"synced from {report.path}", highlight=False, soft_wrap=True)
+    table = Table("added", "updated", "deleted", "unchanged", "kept", "skipped")
+    table.add_row(str(len(report.added)), str(len(report.updated)), str(len(report.deleted)), str(report.unchanged),
+                  str(len(report.kept)), str(len(report.skipped)))
+    console.print(table)
+    for kind in ("added", "updated", "deleted", "kept"):
+        documents = getattr(report, kind)
+        for doc in documents[:_SHOWN]:
+            where = doc.source or doc.path
+            note = f" ({doc.reason})" if doc.reason else ""
+            console.print(f"  {would}{kind}: {doc.id}  [dim]{where}[/dim]{note}", highlight=False, soft_wrap=True)
+        if len(documents) > _SHOWN:
+            console.print(f"  ... and {len(documents) - _SHOWN} more {would}{kind} (see --json)")
+    if report.dry_run:
+        console.print("dry run: nothing was written")
+    elif report.ingest is not None:
+        console.print(f"chunks written: {report.ingest.chunks}; {report.files_seen} files seen "
+                      f"({report.files_ignored} ignored by type or rule); {report.seconds:.1f} s")
+    if report.unattributed:
+        console.print(f"{report.unattributed} document(s) in the graph record no source file (ingested from "
+                      "memory): sync never deletes them")
+    if report.next_steps:
+        console.print("derived layers " + ("would be " if report.dry_run else "are now ") +
+                      "behind the documents; bring them up to date with:")
+        for command in report.next_steps:
+            console.print(f"  {command}", highlight=False)
