@@ -168,13 +168,20 @@ def test_deleting_a_document_removes_its_evidence_from_relations_that_other_chun
     Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(
         _write(tmp_path, records))
     run("kg", falkordb_store, embedder=embedder, progress=False)
+    # the sentence both documents share is already evidence of both chunks (one enrich batch: see
+    # test_one_batch_keeps_the_evidence_of_every_chunk_stating_a_relation)
+    sentence = "Alice Smith founded Acme Corp in Paris."
+    both = _q(falkordb_store, "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WHERE size(r.chunk_ids) = 2 "
+                              "RETURN a.id AS a, b.id AS b, r.descriptions AS descriptions")
+    assert both and all(row["descriptions"] == [sentence, sentence] for row in both)
     falkordb_store.query("MATCH ()-[r:RELATED]->() WHERE r.chunk_ids = ['p2#_s0:0'] "
                          "SET r.chunk_ids = ['p1#_s0:0', 'p2#_s0:0'], r.chunk_weights = [2.0, 1.0], "
                          "r.descriptions = ['from p1', 'from p2'], r.weight = 3.0, r.description = 'from p1'",
                          write=True)
     shared = _q(falkordb_store, "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WHERE size(r.chunk_ids) = 2 "
                                 "RETURN a.id AS a, b.id AS b")
-    assert len(shared) >= 3
+    assert len(shared) >= 3 and len(shared) > len(both)  # both kinds: shared by the text, and planted
+    natural = {(row["a"], row["b"]) for row in both}
     GraphWriter(falkordb_store).delete_documents(["p1"])
     assert not _q(falkordb_store, "MATCH ()-[r:RELATED]-() WHERE any(x IN r.chunk_ids WHERE x STARTS WITH 'p1') "
                                   "RETURN r")
@@ -182,7 +189,8 @@ def test_deleting_a_document_removes_its_evidence_from_relations_that_other_chun
         after = _q(falkordb_store, "MATCH (a:Entity {id: $a})-[r:RELATED]->(b:Entity {id: $b}) RETURN "
                                    "r.chunk_ids AS ids, r.weight AS weight, r.description AS description",
                    a=row["a"], b=row["b"])
-        assert after == [{"ids": ["p2#_s0:0"], "weight": 1.0, "description": "from p2"}]
+        description = sentence if (row["a"], row["b"]) in natural else "from p2"
+        assert after == [{"ids": ["p2#_s0:0"], "weight": 1.0, "description": description}]
     assert not _q(falkordb_store, "MATCH ()-[r:RELATED]-() WHERE size(r.chunk_ids) = 0 RETURN r")
     assert not _q(falkordb_store, "MATCH (e:Entity) WHERE e.key = 'bob jones' RETURN e")
 
@@ -338,3 +346,150 @@ def test_a_failed_write_stops_the_run_and_keeps_earlier_units(graph, embedder, m
                      "RETURN c.id AS id")
     assert [r["id"] for r in done] == written[0]
     assert run("kg", graph, embedder=embedder, progress=False).chunks == 3  # the rest resumes
+
+
+def test_one_batch_keeps_the_evidence_of_every_chunk_stating_a_relation(falkordb_store, embedder, tmp_path):
+    """Two documents of one enrich batch state the same relation: one edge citing both chunks, weights summed.
+    (FalkorDB dropped the SETs of earlier UNWIND rows MERGE-ing the same new edge: the edge cited the second
+    chunk only, with its weight only.)"""
+    sentence = "Alice Smith founded Acme Corp in Paris."
+    records = [{"id": "s1", "title": "One", "text": f"{sentence} The company grew quickly."},
+               {"id": "s2", "title": "Two", "text": f"{sentence} Bob Jones joined later."}]
+    ingest_records(falkordb_store, embedder, tmp_path / "corpus.jsonl", records)
+    report = run("kg", falkordb_store, embedder=embedder, progress=False, resolve=False)
+    assert report.batches == 1
+    rows = _q(falkordb_store, "MATCH (a:Entity {key: 'acme corp'})-[r:RELATED]-(b:Entity {key: 'alice smith'}) "
+                              "RETURN r.chunk_ids AS ids, r.chunk_weights AS weights, r.weight AS weight, "
+                              "r.descriptions AS descriptions")
+    assert len(rows) == 1
+    [edge] = rows
+    assert sorted(edge["ids"]) == ["s1#_s0:0", "s2#_s0:0"] and edge["descriptions"] == [sentence, sentence]
+    assert edge["weights"] == [1.0, 1.0] and edge["weight"] == 2.0
+
+
+def test_queue_writes_sends_one_row_per_edge():
+    from neoweave.enrich.kg_writes import mention_rows, relation_rows
+    from neoweave.nlp.extraction import ChunkExtraction, Relation
+
+    king, lothair = Mention.of("King Lothair II", "PERSON"), Mention.of("Lothair II", "PERSON")
+    king.target_id = lothair.target_id = lothair.id  # resolution merged the king into Lothair II earlier
+    first = ChunkExtraction("c1", "fast", [lothair, king], [Relation(lothair.id, "location:aachen", "co_occurs", "a"),
+                                                            Relation(king.id, "location:aachen", "co_occurs", "b")])
+    first.relations[1].source = lothair.id  # redirected too
+    second = ChunkExtraction("c2", "fast", [lothair], [Relation(lothair.id, "location:aachen", "co_occurs", "c")])
+    [m1, m2] = mention_rows([first, second])
+    assert m1 == {"chunk_id": "c1", "entity_id": lothair.id, "origin_ids": [lothair.id, king.id],
+                  "names": ["Lothair II", "King Lothair II"], "counts": [1, 1], "contexts": ["", ""],
+                  "methods": ["fast", "fast"], "description": None}
+    assert m2["chunk_id"] == "c2" and m2["origin_ids"] == [lothair.id]
+    [relation] = relation_rows([first, second])
+    assert relation["chunk_ids"] == ["c1", "c2"] and relation["chunk_weights"] == [2.0, 1.0]
+    assert relation["descriptions"] == ["a", "c"]
+
+
+MERGE_RECORDS = [
+    {"id": "m1", "title": "Lotharingia",
+     "text": "King Lothair II ruled Lotharingia from Aachen. Lothair II was the son of Emperor Lothair I."},
+    {"id": "m2", "title": "Teutberga", "text": "Teutberga married King Lothair II in 855."},
+    {"id": "m3", "title": "Waldrada", "text": "Waldrada was the mistress of Lothair II."},
+]
+
+EDGES = ("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity {id: $id}) RETURN c.id AS chunk, m.origin_ids AS origins, "
+         "m.names AS names, m.counts AS counts, m.contexts AS contexts, m.methods AS methods, m.sources AS sources, "
+         "m.count AS count, m.name AS name, m.context AS context, m.method AS method, m.source AS source, "
+         "m.origin_id AS origin, m.created_at AS created ORDER BY chunk")
+
+
+def test_a_merge_folds_mentions_into_one_edge_and_unmerge_splits_them_back(falkordb_store, embedder, tmp_path):
+    store = falkordb_store
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", MERGE_RECORDS)
+    run("kg", store, embedder=embedder, progress=False, resolve=False)
+    king, lothair = _id(store, "king lothair ii"), _id(store, "lothair ii")
+    before = {entity: _q(store, EDGES, id=entity) for entity in (king, lothair)}
+    aliases = _q(store, "MATCH (e:Entity {id: $id}) RETURN e.aliases AS aliases", id=lothair)[0]["aliases"]
+    assert [r["chunk"] for r in before[king]] == ["m1#_s0:0", "m2#_s0:0"]
+    assert [r["chunk"] for r in before[lothair]] == ["m1#_s0:0", "m3#_s0:0"]
+
+    run("kg", store, embedder=embedder, progress=False)  # nothing to extract: resolution merges the king
+    assert not _q(store, "MATCH (e:Entity {id: $id}) RETURN e", id=king)
+    merged = _q(store, EDGES, id=lothair)
+    assert [r["chunk"] for r in merged] == ["m1#_s0:0", "m2#_s0:0", "m3#_s0:0"]  # one edge per chunk
+    both = merged[0]  # m1 mentions both: the survivor's form first, the absorbed one appended
+    assert both["origins"] == [lothair, king] and both["names"] == ["Lothair II", "King Lothair II"]
+    assert both["count"] == sum(both["counts"]) == 2 and both["name"] == "Lothair II" and both["origin"] == lothair
+    assert merged[1]["origins"] == [king] and merged[1]["name"] == "King Lothair II"
+    assert _q(store, "MATCH (e:Entity {id: $id}) RETURN e.mention_count AS n", id=lothair) == [{"n": 4}]
+
+    unmerge(store, king)
+    assert {entity: _q(store, EDGES, id=entity) for entity in (king, lothair)} == before
+    assert _q(store, "MATCH (e:Entity {id: $id}) RETURN e.aliases AS aliases", id=lothair)[0]["aliases"] == aliases
+    assert {m["status"] for m in store.run("entity_merges", {"ids": [king]})} == {"undone"}
+
+
+def test_mentions_of_an_older_graph_are_folded_by_the_next_run(falkordb_store, embedder, tmp_path):
+    """A graph built with one MENTIONS edge per surface form (origin_id, scalars): readers read it as it is,
+    and the next `enrich kg` folds each chunk's edges to an entity into one."""
+    store = falkordb_store
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", MERGE_RECORDS)
+    run("kg", store, embedder=embedder, progress=False)
+    lothair = _id(store, "lothair ii")
+    shown = store.run("entity_mentions", {"id": lothair, "limit": 100})
+    counts = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS c, e.id AS e, m.count AS n "
+                       "ORDER BY c, e")
+    forms = sum(len(r["origins"]) for r in _q(store, "MATCH ()-[m:MENTIONS]->() RETURN m.origin_ids AS origins"))
+    store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) UNWIND range(0, size(m.origin_ids) - 1) AS i "
+                "CREATE (c)-[:MENTIONS {origin_id: m.origin_ids[i], name: m.names[i], count: m.counts[i], "
+                "context: m.contexts[i], method: m.methods[i], source: m.sources[i], created_at: m.created_at}]->(e)",
+                write=True)
+    store.query("MATCH ()-[m:MENTIONS]->() WHERE m.origin_ids IS NOT NULL DELETE m", write=True)
+    assert _q(store, "MATCH (:Chunk)-[m:MENTIONS]->(:Entity {id: $id}) RETURN count(m) AS n", id=lothair) == [{"n": 4}]
+    assert store.run("entity_mentions", {"id": lothair, "limit": 100}) == shown  # read alike before the fold
+    report = run("kg", store, embedder=embedder, progress=False)
+    assert report.chunks == 0 and report.counters["mention_edges_folded"] == forms
+    assert store.run("entity_mentions", {"id": lothair, "limit": 100}) == shown
+    assert _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS c, e.id AS e, m.count AS n "
+                     "ORDER BY c, e") == counts
+    assert "mention_edges_folded" not in run("kg", store, embedder=embedder, progress=False).counters
+
+
+def test_two_entities_merged_into_one_in_a_batch_keep_all_their_mentions_and_evidence(falkordb_store):
+    """Both absorbed entities are mentioned by one chunk that does not mention the survivor, and both are related
+    to one other entity: the survivor gets one MENTIONS from that chunk with both forms (grouped per chunk before
+    the MERGE), and one relation with both pieces of evidence."""
+    from neoweave.enrich.resolution import Candidate, Proposal, apply_merges
+
+    store = falkordb_store
+    mention = ("CREATE (c)-[:MENTIONS {origin_ids: [$id], names: [$name], counts: [$n], contexts: [$name], "
+               "methods: ['fast'], sources: ['test'], count: $n, name: $name, context: $name, origin_id: $id, "
+               "method: 'fast', source: 'test', created_at: 't'}]->(e)")
+    store.query("CREATE (:Chunk {id: 'c1'}), (:Chunk {id: 'c2'}), (:Entity {id: 'location:aachen', key: 'aachen'})",
+                write=True)
+    for entity, name, count in (("person:lothair ii", "Lothair II", 3),
+                                ("person:king lothair ii", "King Lothair II", 1),
+                                ("person:lothar ii", "Lothar II", 2)):
+        store.query("CREATE (:Entity {id: $id, key: $key, name: $name, aliases: []})", {
+            "id": entity, "key": entity.split(":")[1], "name": name}, write=True)
+        chunk = "c2" if entity == "person:lothair ii" else "c1"
+        store.query(f"MATCH (c:Chunk {{id: '{chunk}'}}), (e:Entity {{id: $id}}) {mention}",
+                    {"id": entity, "name": name, "n": count}, write=True)
+    for entity, chunk in (("person:king lothair ii", "c1"), ("person:lothar ii", "c2")):
+        store.query("MATCH (a:Entity {id: $id}), (o:Entity {id: 'location:aachen'}) "
+                    "CREATE (a)-[:RELATED {type: 'co_occurs', chunk_ids: [$chunk], chunk_weights: [1.0], "
+                    "descriptions: [$chunk], weight: 1.0, description: $chunk, method: 'fast', created_at: 't'}]->(o)",
+                    {"id": entity, "chunk": chunk}, write=True)
+    candidates = {c.id: c for c in (Candidate("person:lothair ii", "lothair ii", "Lothair II", "person", [], 3),
+                                    Candidate("person:king lothair ii", "king lothair ii", "King Lothair II", "person",
+                                              [], 1),
+                                    Candidate("person:lothar ii", "lothar ii", "Lothar II", "person", [], 2))}
+    apply_merges(store, [Proposal("person:lothair ii", "person:king lothair ii", "honorific", 1.0),
+                         Proposal("person:lothair ii", "person:lothar ii", "embedding", 0.95)], candidates)
+    mentions = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS c, e.id AS e, m.origin_ids AS o, "
+                         "m.counts AS counts, m.count AS n ORDER BY c")
+    assert mentions == [
+        {"c": "c1", "e": "person:lothair ii", "o": ["person:king lothair ii", "person:lothar ii"], "counts": [1, 2],
+         "n": 3},
+        {"c": "c2", "e": "person:lothair ii", "o": ["person:lothair ii"], "counts": [3], "n": 3}]
+    relations = _q(store, "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, "
+                          "r.chunk_ids AS ids, r.chunk_weights AS weights, r.weight AS weight")
+    assert relations == [{"a": "person:lothair ii", "b": "location:aachen", "ids": ["c1", "c2"],
+                          "weights": [1.0, 1.0], "weight": 2.0}]

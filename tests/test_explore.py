@@ -47,8 +47,12 @@ def test_every_saved_query_runs_and_finds_what_it_is_for(full_graph):
     assert rows["rst_chain"] and all(row["relations"] for row in rows["rst_chain"])
     checks = {row["check"]: row["failing"] for row in rows["integrity_checks"]}
     assert checks == {"chunk without section": 0, "section without document": 0, "entity without mention": 0,
-                      "relation citing a deleted chunk": 0, "tag on nothing": 0, "community without members": 0,
-                      "entity id held twice": 0, "community id held twice": 0, "mention edge twice": 0,
+                      "relation citing a deleted chunk": 0, "relation evidence out of step": 0,
+                      "mention forms out of step": 0, "inferred link whose evidence is gone": 0,
+                      "community report citing a deleted chunk": 0, "community size disagrees with its members": 0,
+                      "community report older than its members": 0, "tag on nothing": 0,
+                      "community without members": 0, "entity id held twice": 0,
+                      "entity key held twice in a group": 0, "community id held twice": 0, "mention edge twice": 0,
                       "relation edge twice": 0, "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0}
     assert rows["broken_links"][0]["unresolved"] >= 1  # the site links to a page it does not have
     patterns = {(row["source"], row["type"], row["target"]) for row in rows["graph_schema"]}

@@ -1,9 +1,33 @@
-// Move the absorbed entity's mentions to the survivor (origin_id kept: that is what an unmerge moves back).
+// Move the absorbed entities' mentions to their survivors, folded into the survivor's edge from the same chunk (one
+// MENTIONS per chunk and entity): the moved forms' entries are appended to its lists (origin ids kept: they are
+// what an unmerge moves back), `count` is the new total. Grouped by (survivor, chunk) before the MERGE, so two
+// entities absorbed into one survivor in one batch and mentioned by one chunk make one row: no two rows MERGE the
+// same new edge (on FalkorDB that can lose the earlier rows' SETs).
 // @param rows: LIST  [{survivor_id, absorbed_id}]
 UNWIND $rows AS row
-MATCH (a:Entity {id: row.absorbed_id})<-[m:MENTIONS]-(c:Chunk)
+MATCH (a:Entity {id: row.absorbed_id})
 MATCH (s:Entity {id: row.survivor_id})
-MERGE (c)-[moved:MENTIONS {origin_id: m.origin_id}]->(s)
-SET moved.count = m.count, moved.name = m.name, moved.context = m.context, moved.method = m.method,
-    moved.source = m.source, moved.created_at = m.created_at
-DELETE m
+WITH a, s
+MATCH (a)<-[m:MENTIONS]-(c:Chunk)
+WITH s, c, m
+ORDER BY m.created_at, m.origin_id
+WITH s, c, collect(m) AS moved
+WITH s, c, moved, reduce(acc = [], x IN moved | acc + coalesce(x.origin_ids, [x.origin_id])) AS moved_origins
+MERGE (c)-[n:MENTIONS]->(s)
+ON CREATE SET n.origin_ids = [], n.names = [], n.counts = [], n.contexts = [], n.methods = [], n.sources = [],
+              n.created_at = moved[0].created_at
+WITH n, moved, moved_origins, coalesce(n.origin_ids, []) AS had
+WITH n, moved, moved_origins, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN moved_origins] AS keep
+WITH n, moved,
+     [i IN keep | n.origin_ids[i]] + moved_origins AS origin_ids,
+     [i IN keep | n.names[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.names, [x.name])) AS names,
+     [i IN keep | n.counts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.counts, [x.count])) AS counts,
+     [i IN keep | n.contexts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.contexts, [x.context])) AS contexts,
+     [i IN keep | n.methods[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.methods, [x.method])) AS methods,
+     [i IN keep | n.sources[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.sources, [x.source])) AS sources
+SET n.origin_ids = origin_ids, n.names = names, n.counts = counts, n.contexts = contexts, n.methods = methods,
+    n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[0],
+    n.context = contexts[0], n.method = methods[0], n.source = sources[0], n.origin_id = origin_ids[0]
+WITH moved
+UNWIND moved AS gone
+DELETE gone

@@ -29,7 +29,9 @@ UNION ALL
 UNWIND $edges AS edge
 WITH edge WHERE edge.type = 'MENTIONS'
 MATCH (a:Chunk {id: edge.source})-[r:MENTIONS]->(b:Entity {id: edge.target})
-RETURN edge.source AS source, 'MENTIONS' AS type, edge.target AS target, coalesce(r.name, '') AS detail,
+RETURN edge.source AS source, 'MENTIONS' AS type, edge.target AS target,
+       reduce(text = '', form IN coalesce(r.names, [coalesce(r.name, '')]) |
+              text + CASE WHEN text = '' THEN form ELSE ' / ' + form END) AS detail,
        r.count AS weight, r.method AS method
 UNION ALL
 UNWIND $edges AS edge

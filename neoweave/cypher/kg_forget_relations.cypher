@@ -9,6 +9,10 @@ UNWIND $chunk_ids AS chunk_id
 MATCH (:Chunk {id: chunk_id})-[:MENTIONS]->(:Entity)-[r:RELATED]-(:Entity)
 WITH DISTINCT r
 WITH r, [i IN range(0, size(r.chunk_ids) - 1) WHERE NOT r.chunk_ids[i] IN $chunk_ids] AS keep
-WITH r, keep, [i IN keep | r.chunk_weights[i]] AS weights, [i IN keep | r.descriptions[i]] AS descriptions
-SET r.chunk_ids = [i IN keep | r.chunk_ids[i]], r.chunk_weights = weights, r.descriptions = descriptions,
-    r.weight = reduce(total = 0.0, w IN weights | total + w), r.description = descriptions[0]
+WITH r, [i IN keep | r.chunk_ids[i]] AS chunk_ids, [i IN keep | r.chunk_weights[i]] AS weights,
+     [i IN keep | r.descriptions[i]] AS descriptions
+WITH r, chunk_ids, weights, descriptions,
+     reduce(first = 0, i IN range(0, size(chunk_ids) - 1) | CASE WHEN chunk_ids[i] < chunk_ids[first] THEN i ELSE first END)
+       AS first
+SET r.chunk_ids = chunk_ids, r.chunk_weights = weights, r.descriptions = descriptions,
+    r.weight = reduce(total = 0.0, w IN weights | total + w), r.description = descriptions[first]

@@ -1,9 +1,14 @@
-// After a run: an entity whose describing chunk was forgotten takes the context of its first remaining mention.
+// After a run: an entity without a description (its describing chunk was forgotten, or no mention described it)
+// takes the description of its described mention with the smallest chunk id, else the context of its mention in
+// the smallest chunk id (the same rule as kg_describe_entities, so a graph grown by increments describes an entity
+// as a rebuild would). Entities a user imported keep theirs.
 MATCH (e:Entity)
-WHERE e.description IS NULL
-MATCH (e)<-[:MENTIONS]-(c:Chunk)
-WITH e, min(c.id) AS first_chunk
-MATCH (e)<-[m:MENTIONS]-(:Chunk {id: first_chunk})
-WITH e, first_chunk, collect(m.context)[0] AS context
-SET e.description = context, e.description_chunk = first_chunk
+WHERE e.description IS NULL AND coalesce(e.method, '') <> 'import'
+MATCH (e)<-[m:MENTIONS]-(c:Chunk)
+WITH e, c.id AS chunk_id, m.description AS description, m.context AS context
+ORDER BY chunk_id
+WITH e, collect(CASE WHEN description IS NULL THEN null ELSE [chunk_id, description] END) AS described,
+     collect([chunk_id, context])[0] AS first
+WITH e, coalesce(described[0], first) AS chosen
+SET e.description = chosen[1], e.description_chunk = chosen[0]
 RETURN count(e) AS updated

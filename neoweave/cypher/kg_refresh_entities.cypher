@@ -1,4 +1,6 @@
-// After a run: mention counts (for inverse-frequency weighting and community ratings) and relation counts
+// After a run: mention counts (total occurrences: the sum of `count` over the entity's MENTIONS, one edge per chunk
+// holding the total of its surface forms; for inverse-frequency weighting, ppr's hub cut and community ratings) and
+// relation counts
 // (the kg retriever skips hubs by this number: counting a hub's edges per question cost ~1 ms per 2,500).
 // Counted by aggregation: a pattern comprehension per entity took 10.6 s on 80k entities against 4.6 s.
 // Descriptions are refilled by `kg_refill_descriptions`, a separate statement: on FalkorDB 4.16 a SET followed

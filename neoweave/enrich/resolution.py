@@ -8,8 +8,10 @@ Rules, in order (the first that applies decides; a pair once unmerged by a user 
   document with it ("Derrickson" -> "Scott Derrickson");
 - `embedding`: names of one type group sharing a word, whose entity embeddings (`kg.entity_text`) have cosine
   at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II" never merge).
-The entity with more mentions survives; it keeps the other's names as aliases. `EntityMerge` nodes record
-rule, score, surface forms and chunks; `unmerge` restores the absorbed entity and its mentions.
+The entity with more mentions survives; it keeps the other's names as aliases, and its MENTIONS edges take the
+other's surface forms (one edge per chunk and entity: a chunk mentioning both keeps one edge, the absorbed forms
+appended to its lists with their origin ids). `EntityMerge` nodes record rule, score, surface forms and chunks;
+`unmerge` restores the absorbed entity and moves back the list entries of its origins.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from neoweave.enrich.base import EnrichReport, StepContext
+from neoweave.enrich.kg_writes import fold_mentions
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.names import STOPWORDS, acronym, compatible, without_honorific
 from neoweave.store.base import GraphStore, now_iso
@@ -231,7 +234,9 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
         for m in part:
             absorbed, survivor = candidates[m.absorbed], candidates[m.survivor]
             forms = list(dict.fromkeys([absorbed.name, *aliases.get(m.absorbed, [])]))
-            props = properties.get(m.absorbed, {"id": m.absorbed})
+            props = dict(properties.get(m.absorbed, {"id": m.absorbed}))
+            if props.get("method") != "import":  # derived from mentions (the smallest chunk id's): re-derived on
+                props.pop("description", None)  # unmerge, so the record never keeps a deleted chunk's sentence
             records.append({"id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor,
                             "absorbed_id": m.absorbed, "absorbed_json": json.dumps(props, ensure_ascii=False),
                             "rule": m.rule, "score": m.score, "forms": forms,
@@ -241,6 +246,8 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             finish.append({"survivor_id": m.survivor, "absorbed_id": m.absorbed, "aliases": merged})
         pairs = [{"survivor_id": m.survivor, "absorbed_id": m.absorbed} for m in part]
         with store.unit() as unit:
+            unit.run("community_mark_changed_entities",
+                     {"entity_ids": sorted({e for m in part for e in (m.survivor, m.absorbed)})})
             unit.run("entity_merge_record", {"rows": records, "now": now})
             unit.run("entity_merge_mentions", {"rows": pairs})
             unit.run("entity_merge_relations_out", {"rows": pairs})
@@ -279,9 +286,16 @@ def unmerge(store: GraphStore, merge_or_entity: str) -> dict[str, Any]:
     survivor = entity_properties(store, [record["survivor_id"]]).get(record["survivor_id"], {})
     forms = set(record["forms"] or [])
     survivor_aliases = [a for a in survivor.get("aliases", []) if a not in forms]
-    store.run("entity_unmerge", {"merge_id": record["id"], "absorbed": absorbed, "origin_ids": sorted(origins),
-                                 "survivor_aliases": survivor_aliases, "now": now_iso()}, write=True)
-    chunk_ids = [r["chunk_id"] for r in store.run("entity_mentions", {"id": record["absorbed_id"], "limit": 1_000_000})]
-    store.run("kg_mark_entity_sections_pending", {"entity_ids": [record["absorbed_id"], record["survivor_id"]]},
-              write=True)
+    fold_mentions(store)  # a graph built before one MENTIONS per chunk and entity: its edges get lists first
+    ids = {"survivor_id": record["survivor_id"], "absorbed_id": record["absorbed_id"]}
+    with store.unit() as unit:  # three statements, see entity_unmerge.cypher
+        unit.run("community_mark_changed_entities", {"entity_ids": [record["survivor_id"]]})
+        unit.run("entity_unmerge", {"merge_id": record["id"], "absorbed": absorbed,
+                                    "survivor_aliases": survivor_aliases, "now": now_iso()})
+        unit.run("entity_unmerge_mentions", {**ids, "origin_ids": sorted(origins)})
+        unit.run("entity_unmerge_empty_mentions", {"survivor_id": record["survivor_id"]})
+        unit.run("kg_mark_entity_sections_pending", {"entity_ids": [record["absorbed_id"], record["survivor_id"]]})
+    store.run("kg_refill_descriptions", write=True)  # the restored entity's, by the rule of kg_describe_entities
+    chunk_ids = list(dict.fromkeys(
+        r["chunk_id"] for r in store.run("entity_mentions", {"id": record["absorbed_id"], "limit": 1_000_000})))
     return {"record": record, "chunk_ids": chunk_ids, "absorbed": absorbed}

@@ -25,6 +25,7 @@ from neoweave.nlp.extract_fast import FastExtractor
 from neoweave.nlp.keyphrases import normalize_tag
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
+from neoweave.store.provenance import forget_unused
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,7 @@ class TagsStep(EnrichStep):
                  "tags": _rows(self._masters.get(d, []))} for d in docs], "source": source, "now": now})
             self._written_docs.update(docs)
             report.count("documents", len(docs))
+            forget_unused(unit)  # master tags the documents no longer carry
         unit.run("tags_write_chunks", {"rows": [{"id": r.chunk_id, "method": "fast" if r.error else self.method,
                                                  "tags": _rows(r.tags)} for r in extracted],
                                        "source": source, "now": now})

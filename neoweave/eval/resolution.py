@@ -32,13 +32,16 @@ class ResolutionScore:
 def score_resolution(store: GraphStore, gold_path: Path) -> ResolutionScore:
     clusters: list[list[str]] = json.loads(gold_path.read_text(encoding="utf-8"))["clusters"]
     cluster_of = {mention: index for index, group in enumerate(clusters) for mention in group}
+    # one MENTIONS edge per chunk and entity, its surface forms as parallel lists (an older graph's edge: one form)
     rows = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) "
-                       "RETURN c.doc_id AS doc, m.name AS name, e.id AS entity, m.count AS n")
+                       "RETURN c.doc_id AS doc, coalesce(m.names, [m.name]) AS names, e.id AS entity, "
+                       "coalesce(m.counts, [m.count]) AS counts")
     entity_of: dict[str, tuple[int, str]] = {}
     for row in rows:
-        mention = f"{row['doc']}:{row['name']}"
-        if mention in cluster_of and int(row["n"] or 1) > entity_of.get(mention, (0, ""))[0]:
-            entity_of[mention] = (int(row["n"] or 1), row["entity"])
+        for name, count in zip(row["names"], row["counts"], strict=True):
+            mention = f"{row['doc']}:{name}"
+            if mention in cluster_of and int(count or 1) > entity_of.get(mention, (0, ""))[0]:
+                entity_of[mention] = (int(count or 1), row["entity"])
     found = [m for m in cluster_of if m in entity_of]
     correct = false = gold = 0
     false_merges, missed = [], []

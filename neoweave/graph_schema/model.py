@@ -186,9 +186,11 @@ SCHEMA = GraphSchema(
         NodeLabel(
             "Meta",
             key="id",
-            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "fingerprint"),
+            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "fingerprint",
+                        "members_changed"),
             doc="One node recording the schema version and the embedding model the graph was built with; "
-                "id 'communities' records the entity graph the communities were detected on.",
+                "id 'communities' records the entity graph the communities were detected on, and the communities "
+                "a member of which changed since their report (members_changed).",
         ),
     ),
     relationships=(
@@ -199,7 +201,11 @@ SCHEMA = GraphSchema(
                 properties=("url", "anchor", "context", "context_embedding", "text", "order", "method",
                             "entity_id", "chunk_id"),
                 doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
-        RelType("MENTIONS", "Chunk", "Entity", properties=("count", "name", "context", "origin_id", *_PROVENANCE)),
+        RelType("MENTIONS", "Chunk", "Entity",
+                properties=("origin_ids", "names", "counts", "contexts", "methods", "sources", "count", "name",
+                            "context", "origin_id", "description", *_PROVENANCE),
+                doc="One edge per chunk and entity: the surface forms as parallel lists (one entry per origin "
+                    "entity, so a merge can be undone), count = their total, the scalars those of the first form."),
         RelType("RELATED", "Entity", "Entity",
                 properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
                             *_PROVENANCE)),

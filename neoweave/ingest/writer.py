@@ -18,7 +18,7 @@ from typing import Any
 
 from neoweave.ingest.documents import Document
 from neoweave.store.base import GraphStore, now_iso
-from neoweave.store.provenance import forget_chunks
+from neoweave.store.provenance import forget_chunks, forget_unused
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,7 @@ class GraphWriter:
                 unit.run("delete_document_outgoing_links", {"doc_ids": changed})
                 unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
                 unit.run("delete_stale_sections", {"rows": keep})
+                forget_unused(unit)
             unit.run("upsert_documents", {"rows": [{"id": d.id, "props": _document_props(d)} for d in docs]})
             unit.run("upsert_sections", {"rows": [row for d in docs for row in _section_rows(d)]})
             chunk_rows = [row for d in docs for row in _chunk_rows(d)]
@@ -202,5 +203,6 @@ class GraphWriter:
             unit.run("delete_document_chunks", {"doc_ids": doc_ids})
             unit.run("delete_document_sections", {"doc_ids": doc_ids})
             unit.run("delete_document_nodes", {"doc_ids": doc_ids})
+            forget_unused(unit)
         self.store.refresh_vector_indexes(("Chunk", "Entity"))
         return self.resolve_links()

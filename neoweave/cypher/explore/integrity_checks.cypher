@@ -1,8 +1,13 @@
-// Integrity checks: nodes without their parent or purpose (chunk without section, section without document,
-// entity no chunk mentions, tag on nothing, community without members or sub-communities), facts citing evidence
-// that is gone (a relation whose chunk_ids name a deleted chunk), and anything held twice that a MERGE key should
-// keep single. One row per check with how many fail it (0 on a healthy graph) and
-// up to five of them.
+// Integrity checks: the graph's invariants (docs/enrich/kg.md), one row per check with how many fail it (0 on a
+// healthy graph) and up to five of them. Nodes without their parent or purpose (chunk without section, section
+// without document, entity no chunk mentions unless imported, tag on nothing, community without members or
+// sub-communities); evidence that is gone or out of step (a relation's chunk_ids naming a deleted chunk, its
+// parallel evidence lists of different lengths, empty, or a weight that is not their sum; a mention edge's
+// surface-form lists likewise; an inferred link whose chunk no longer mentions the entity homed at its target; a
+// community report citing a deleted chunk); communities whose stored size disagrees with their member edges, or
+// whose report is older than a change to a member (listed in the communities state node's `members_changed` by
+// the kg writes, removed when the report is rewritten); and anything held twice that a key should keep single (an entity per id, an entity per type
+// group and key: its id is group:key; one MENTIONS per chunk and entity; one RELATED per ends and type; ...).
 MATCH (c:Chunk)
 WHERE NOT (c)<-[:HAS_CHUNK]-(:Section)
 WITH count(c) AS failing, collect(c.id)[0..5] AS examples
@@ -14,7 +19,7 @@ WITH count(s) AS failing, collect(s.id)[0..5] AS examples
 RETURN 'section without document' AS check, failing, examples
 UNION ALL
 MATCH (e:Entity)
-WHERE NOT (e)<-[:MENTIONS]-(:Chunk)
+WHERE NOT (e)<-[:MENTIONS]-(:Chunk) AND coalesce(e.method, '') <> 'import'
 WITH count(e) AS failing, collect(e.id)[0..5] AS examples
 RETURN 'entity without mention' AS check, failing, examples
 UNION ALL
@@ -25,6 +30,55 @@ WITH a, b, r, evidence, c
 WHERE c IS NULL
 WITH count(DISTINCT r) AS failing, collect(a.id + ' -> ' + b.id + ' cites ' + evidence)[0..5] AS examples
 RETURN 'relation citing a deleted chunk' AS check, failing, examples
+UNION ALL
+MATCH (a:Entity)-[r:RELATED]->(b:Entity)
+WITH a, b, r, coalesce(r.chunk_ids, []) AS ids
+WHERE size(ids) = 0 OR size(ids) <> size(coalesce(r.chunk_weights, []))
+   OR size(ids) <> size(coalesce(r.descriptions, []))
+   OR abs(coalesce(r.weight, 0.0) - reduce(total = 0.0, w IN coalesce(r.chunk_weights, []) | total + w)) > 0.000001
+WITH count(r) AS failing, collect(a.id + ' -' + coalesce(r.type, '') + '-> ' + b.id)[0..5] AS examples
+RETURN 'relation evidence out of step' AS check, failing, examples
+UNION ALL
+MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity)
+WITH c, e, m, coalesce(m.origin_ids, []) AS origins
+WHERE size(origins) = 0 OR size(origins) <> size(coalesce(m.names, []))
+   OR size(origins) <> size(coalesce(m.counts, [])) OR size(origins) <> size(coalesce(m.contexts, []))
+   OR size(origins) <> size(coalesce(m.methods, [])) OR size(origins) <> size(coalesce(m.sources, []))
+   OR coalesce(m.count, -1) <> reduce(total = 0, n IN coalesce(m.counts, []) | total + n)
+WITH count(m) AS failing, collect(c.id + ' -> ' + e.id)[0..5] AS examples
+RETURN 'mention forms out of step' AS check, failing, examples
+UNION ALL
+MATCH (s:Section)-[l:LINKS_TO]->(t:Section)
+WHERE l.method = 'inferred'
+OPTIONAL MATCH (s)-[:HAS_CHUNK]->(c:Chunk {id: l.chunk_id})-[:MENTIONS]->(e:Entity {id: l.entity_id})-[:DESCRIBED_BY]->(t)
+WITH s, t, l, count(e) AS evidence
+WHERE evidence = 0
+WITH count(l) AS failing, collect(s.id + ' -> ' + t.id + ' via ' + coalesce(l.entity_id, '?'))[0..5] AS examples
+RETURN 'inferred link whose evidence is gone' AS check, failing, examples
+UNION ALL
+MATCH (m:Community)
+UNWIND coalesce(m.chunk_ids, []) AS evidence
+OPTIONAL MATCH (c:Chunk {id: evidence})
+WITH m, evidence, c
+WHERE c IS NULL
+WITH count(DISTINCT m) AS failing, collect(m.id + ' cites ' + evidence)[0..5] AS examples
+RETURN 'community report citing a deleted chunk' AS check, failing, examples
+UNION ALL
+MATCH (m:Community)
+WHERE m.size IS NOT NULL
+OPTIONAL MATCH (m)<-[:PARENT_COMMUNITY*0..]-(:Community)<-[:IN_COMMUNITY]-(e:Entity)
+WITH m, count(DISTINCT e) AS members
+WHERE members <> m.size
+WITH count(m) AS failing, collect(m.id + ' size ' + toString(m.size) + ', members ' + toString(members))[0..5] AS examples
+RETURN 'community size disagrees with its members' AS check, failing, examples
+UNION ALL
+MATCH (m:Community)
+WHERE m.report_fingerprint IS NOT NULL
+OPTIONAL MATCH (state:Meta {id: 'communities'})
+WITH m, state
+WHERE m.id IN coalesce(state.members_changed, [])
+WITH count(m) AS failing, collect(m.id)[0..5] AS examples
+RETURN 'community report older than its members' AS check, failing, examples
 UNION ALL
 MATCH (t:Tag)
 WHERE NOT (t)<-[:TAGGED]-()
@@ -42,6 +96,12 @@ WHERE copies > 1
 WITH count(id) AS failing, collect(id)[0..5] AS examples
 RETURN 'entity id held twice' AS check, failing, examples
 UNION ALL
+MATCH (e:Entity)
+WITH split(e.id, ':')[0] AS grp, e.key AS k, count(*) AS copies
+WHERE copies > 1
+WITH count(*) AS failing, collect(grp + ':' + coalesce(k, ''))[0..5] AS examples
+RETURN 'entity key held twice in a group' AS check, failing, examples
+UNION ALL
 MATCH (m:Community)
 WITH m.id AS id, count(*) AS copies
 WHERE copies > 1
@@ -49,7 +109,7 @@ WITH count(id) AS failing, collect(id)[0..5] AS examples
 RETURN 'community id held twice' AS check, failing, examples
 UNION ALL
 MATCH (c:Chunk)-[r:MENTIONS]->(e:Entity)
-WITH c, e, r.origin_id AS origin, count(r) AS copies
+WITH c, e, count(r) AS copies
 WHERE copies > 1
 WITH count(*) AS failing, collect(c.id + ' -> ' + e.id)[0..5] AS examples
 RETURN 'mention edge twice' AS check, failing, examples

@@ -1,0 +1,37 @@
+// Undo a merge, second statement: the survivor's mention entries whose origin the absorbed entity stood for go
+// back to it, one edge per chunk (the survivor's edge keeps its other forms; one emptied is deleted by
+// `entity_unmerge_empty_mentions`). Run after `entity_unmerge` restored the entity, on folded edges
+// (`kg_fold_mentions`).
+// @param survivor_id: STRING  the survivor's id
+// @param absorbed_id: STRING  the restored entity's id
+// @param origin_ids: LIST  origin ids the absorbed entity stood for (itself and what it had absorbed)
+MATCH (s:Entity {id: $survivor_id})
+MATCH (a:Entity {id: $absorbed_id})
+WITH s, a
+MATCH (c:Chunk)-[m:MENTIONS]->(s)
+WITH a, c, m, [i IN range(0, size(m.origin_ids) - 1) WHERE m.origin_ids[i] IN $origin_ids] AS back
+WHERE size(back) > 0
+WITH a, c, m, back, [i IN range(0, size(m.origin_ids) - 1) WHERE NOT m.origin_ids[i] IN $origin_ids] AS stay
+MERGE (c)-[n:MENTIONS]->(a)
+ON CREATE SET n.origin_ids = [], n.names = [], n.counts = [], n.contexts = [], n.methods = [], n.sources = [],
+              n.created_at = m.created_at
+WITH m, n, back, stay, coalesce(n.origin_ids, []) AS present
+WITH m, n, back, stay, [i IN range(0, size(present) - 1) WHERE NOT present[i] IN $origin_ids] AS had
+WITH m, n, stay,
+     [i IN had | n.origin_ids[i]] + [i IN back | m.origin_ids[i]] AS origin_ids,
+     [i IN had | n.names[i]] + [i IN back | m.names[i]] AS names,
+     [i IN had | n.counts[i]] + [i IN back | m.counts[i]] AS counts,
+     [i IN had | n.contexts[i]] + [i IN back | m.contexts[i]] AS contexts,
+     [i IN had | n.methods[i]] + [i IN back | m.methods[i]] AS methods,
+     [i IN had | n.sources[i]] + [i IN back | m.sources[i]] AS sources,
+     [i IN stay | m.counts[i]] AS stay_counts, [i IN stay | m.names[i]] AS stay_names,
+     [i IN stay | m.contexts[i]] AS stay_contexts, [i IN stay | m.methods[i]] AS stay_methods,
+     [i IN stay | m.sources[i]] AS stay_sources, [i IN stay | m.origin_ids[i]] AS stay_origins
+SET n.origin_ids = origin_ids, n.names = names, n.counts = counts, n.contexts = contexts, n.methods = methods,
+    n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[0],
+    n.context = contexts[0], n.method = methods[0], n.source = sources[0], n.origin_id = origin_ids[0],
+    m.origin_ids = stay_origins, m.names = stay_names, m.counts = stay_counts, m.contexts = stay_contexts,
+    m.methods = stay_methods, m.sources = stay_sources, m.count = reduce(total = 0, k IN stay_counts | total + k),
+    m.name = stay_names[0], m.context = stay_contexts[0], m.method = stay_methods[0], m.source = stay_sources[0],
+    m.origin_id = stay_origins[0]
+RETURN count(n) AS moved
