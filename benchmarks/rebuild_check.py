@@ -85,34 +85,46 @@ def main() -> None:
             [(seed, 0.0) for seed in range(1, args.sequences + 1)]
             + [(seed, args.kill_rate) for seed in range(100_001, 100_001 + args.kill_sequences)])
     kinds: dict[str, list[int]] = collections.defaultdict(list)
-    differing, kills, started = [], 0, time.monotonic()
+    differing: list[dict] = []
+    totals = collections.Counter()
+    started = time.monotonic()
+
+    def report() -> dict:
+        """What ran so far (written after every sequence, so a run cut short still reports)."""
+        return {
+            "sequences_run": totals["plain"], "kill_sequences_run": totals["killed"], "kills": totals["kills"],
+            "planned": {"sequences": args.sequences, "kill_sequences": args.kill_sequences},
+            "length": args.length, "pages": len(pages), "seconds": round(time.monotonic() - started),
+            "differing": len(differing),
+            "differing_with_same_merge_decisions": sum(1 for d in differing if not d["merges_differ"]),
+            "merge_decisions_differ": totals["merges_differ"],
+            "kinds": {k: {"sequences": len(v), "seeds": v[:10]}
+                      for k, v in sorted(kinds.items(), key=lambda item: -len(item[1]))},
+            "examples": differing[:20],
+        }
+
     try:
         for index, (seed, kill_rate) in enumerate(plan, 1):
             outcome = run_sequence(seed, pages, make_kb, work, length=args.length, kill_rate=kill_rate)
-            kills += outcome.kills
+            totals["killed" if kill_rate else "plain"] += 1
+            totals["kills"] += outcome.kills
+            totals["merges_differ"] += outcome.merges_differ
             if not outcome.same:
-                differing.append({"seed": seed, "killed": kill_rate > 0, "operations": outcome.operations,
-                                  "differences": outcome.differences[:20]})
+                differing.append({"seed": seed, "killed": kill_rate > 0, "merges_differ": outcome.merges_differ,
+                                  "operations": outcome.operations, "differences": outcome.differences[:20]})
                 for found in sorted({kind(d) for d in outcome.differences}):
                     kinds[found].append(seed)
             elapsed = time.monotonic() - started
-            log.info("%d/%d seed %d: %s%s; %d differ so far; ETA %.0f s", index, len(plan), seed,
+            log.info("%d/%d seed %d: %s%s%s; %d differ so far; ETA %.0f s", index, len(plan), seed,
                      "same" if outcome.same else f"{len(outcome.differences)} differences",
-                     f", {outcome.kills} killed" if outcome.kills else "", len(differing),
+                     f", {outcome.kills} killed" if outcome.kills else "",
+                     ", merge decisions differ" if outcome.merges_differ else "", len(differing),
                      elapsed / index * (len(plan) - index))
+            if args.out:
+                args.out.write_text(json.dumps(report(), indent=1) + "\n")
     finally:
         server.stop()
-    report = {
-        "sequences": sum(1 for _, rate in plan if rate == 0), "kill_sequences": sum(1 for _, rate in plan if rate),
-        "kills": kills, "length": args.length, "pages": len(pages), "seconds": round(time.monotonic() - started),
-        "differing": len(differing),
-        "kinds": {k: {"sequences": len(v), "seeds": v[:10]}
-                  for k, v in sorted(kinds.items(), key=lambda item: -len(item[1]))},
-        "examples": differing[:20],
-    }
-    print(json.dumps({k: v for k, v in report.items() if k != "examples"}, indent=1))
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in report().items() if k != "examples"}, indent=1))
 
 
 if __name__ == "__main__":
