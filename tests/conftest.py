@@ -69,6 +69,27 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             EmbeddedFalkorDB(pid_file.parent).stop()
 
 
+@pytest.fixture
+def cli(workdir):
+    """`neoweave ...` in a subprocess in the test's directory (no NEOWEAVE_* variables); `check=False` returns a
+    failing result instead of asserting. The embedded server it starts is stopped afterwards."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+
+    def run(*args, check=True):
+        result = subprocess.run([sys.executable, "-m", "neoweave.cli", *args], cwd=workdir, env=env,
+                                capture_output=True, text=True, timeout=180)
+        if check:
+            assert result.returncode == 0, result.stderr
+        return result
+
+    run.env = env
+    yield run
+    run("server", "stop", check=False)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not NEO4J_URI:
         terminalreporter.write_line(

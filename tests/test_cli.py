@@ -6,23 +6,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
-
-@pytest.fixture
-def cli(workdir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
-
-    def run(*args, check=True):
-        result = subprocess.run([sys.executable, "-m", "neoweave.cli", *args], cwd=workdir, env=env,
-                                capture_output=True, text=True, timeout=120)
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    yield run
-    run("server", "stop", check=False)
-
 
 def test_init_status_and_cypher(cli, workdir):
     status = json.loads(cli("status", "--json").stdout)

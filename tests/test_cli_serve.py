@@ -18,19 +18,8 @@ BASE = "https://docs.example.org/tiny/"
 
 
 @pytest.fixture
-def neoweave(workdir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
-
-    def run(*args, check=True):
-        result = subprocess.run([sys.executable, "-m", "neoweave.cli", *args], cwd=workdir, env=env,
-                                capture_output=True, text=True, timeout=180)
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    run.env = env
-    yield run
-    run("server", "stop", check=False)
+def neoweave(cli):
+    return cli  # the shared `neoweave ...` runner (conftest)
 
 
 def _free_port() -> int:

@@ -5,6 +5,7 @@ copy of it (one Cypher write), no other check moving."""
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import uuid
 from pathlib import Path
@@ -174,3 +175,18 @@ def test_new_mentions_of_members_make_their_communities_stale_until_they_are_red
     assert _failing(graph).get("community report older than its members", 0) >= 1
     run("communities", graph, embedder=embedder, progress=False, max_cluster_size=6)
     assert _failing(graph) == {}
+
+
+def test_kb_check_and_the_check_command_report_a_planted_violation(cli, workdir):
+    """`neoweave check` (KnowledgeBase.check) runs the same invariants: all pass on a fresh graph, a planted unused
+    tag fails one, and the command's exit status says so."""
+    (workdir / "docs").mkdir()
+    (workdir / "docs" / "a.md").write_text("# Ada\n\nAda Lovelace wrote the first program for the Analytical "
+                                           "Engine of Charles Babbage.\n", encoding="utf-8")
+    cli("ingest", "docs", "--no-progress")
+    assert "all " in cli("check").stdout
+    cli("cypher", "CREATE (:Tag {name: 'planted'})", "--write")
+    result = cli("check", "--json", check=False)
+    assert result.returncode == 1
+    failing = {row["check"]: row["failing"] for row in json.loads(result.stdout) if row["failing"]}
+    assert failing == {"tag on nothing": 1}, failing

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -239,21 +236,6 @@ def test_relative_trailing_slash_and_symlinked_paths_are_the_same_folder(kb, tmp
         report = kb.sync(given)
         assert (len(report.added), len(report.deleted), report.unchanged) == (0, 0, 4), given
         assert report.path == str(folder.resolve())
-
-
-@pytest.fixture
-def cli(workdir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
-
-    def run(*args, check=True):
-        result = subprocess.run([sys.executable, "-m", "neoweave.cli", *args], cwd=workdir, env=env,
-                                capture_output=True, text=True, timeout=180)
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    yield run
-    run("server", "stop", check=False)
 
 
 def test_cli_sync_dry_run_json_and_errors(cli, workdir):

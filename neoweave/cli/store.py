@@ -1,4 +1,4 @@
-"""Store commands: init, status, cypher, delete, and the embedded server."""
+"""Store commands: init, status, check, cypher, delete, and the embedded server."""
 
 from __future__ import annotations
 
@@ -73,6 +73,26 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
             f"{int(r['communities'] - r['llm_reports'] - r['without_report'])} fast"
             + (f", {int(r['without_report'])} missing" if r["without_report"] else "") + ")" for r in levels),
             highlight=False)
+
+
+@app.command()
+def check(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
+    """Check the graph's invariants (no fact citing a deleted chunk, nothing held twice, no report older than its
+    community's members, ...). Exit status 1 when any fails."""
+    with knowledge_base(read_only=True) as kb:
+        rows = kb.check()
+    failing = [row for row in rows if row["failing"]]
+    if as_json:
+        print(json.dumps(rows, default=str, indent=2))
+    else:
+        table = Table("check", "failing", "examples", title="integrity checks")
+        for row in rows:
+            table.add_row(str(row["check"]), str(row["failing"]),
+                          ", ".join(str(e) for e in row["examples"] or []) if row["failing"] else "")
+        console.print(table)
+        console.print(f"{len(failing)} of {len(rows)} checks fail" if failing else f"all {len(rows)} checks pass")
+    if failing:
+        raise typer.Exit(1)
 
 
 def _query_file(file: str, params: dict[str, Any]) -> str:

@@ -313,6 +313,13 @@ class KnowledgeBase:
             return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents)
         return explain(self.retrieve(question, strategy, k, parameters=given), self.store, documents=documents)
 
+    def check(self) -> list[dict[str, Any]]:
+        """The graph's invariants (`cypher/explore/integrity_checks.cypher`): one row per check with how many
+        elements fail it (0 on a healthy graph) and up to five of them. Reads only."""
+        from neoweave.cypher.registry import explore_query
+
+        return self.store.query(explore_query("integrity_checks").text)
+
     def cypher(self, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
                ) -> list[dict[str, Any]]:
         """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`."""
