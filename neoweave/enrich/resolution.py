@@ -227,8 +227,6 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
     aliases: dict[str, list[str]] = {cid: list(c.aliases) for cid, c in candidates.items()}
     for start in range(0, len(merges), batch):
         part = merges[start:start + batch]
-        chunk_rows = store.run("entity_mention_chunks", {"ids": [m.absorbed for m in part]})
-        chunks = {r["id"]: r["chunk_ids"] for r in chunk_rows}
         properties = entity_properties(store, [m.absorbed for m in part])
         records, finish = [], []
         for m in part:
@@ -239,8 +237,7 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
                 props.pop("description", None)  # unmerge, so the record never keeps a deleted chunk's sentence
             records.append({"id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor,
                             "absorbed_id": m.absorbed, "absorbed_json": json.dumps(props, ensure_ascii=False),
-                            "rule": m.rule, "score": m.score, "forms": forms,
-                            "chunk_ids": chunks.get(m.absorbed, []), "method": method})
+                            "rule": m.rule, "score": m.score, "forms": forms, "method": method})
             merged = [a for a in dict.fromkeys([*aliases.get(m.survivor, []), *forms]) if a != survivor.name]
             aliases[m.survivor] = merged
             finish.append({"survivor_id": m.survivor, "absorbed_id": m.absorbed, "aliases": merged})

@@ -17,7 +17,7 @@ CHUNK_DERIVATIONS: dict[str, tuple[str, ...]] = {
     # the mentions themselves (MENTIONS: one edge per chunk and entity, so deleting the chunk's edges forgets
     # every surface form) are removed, entities left without a mention with them
     "kg": ("community_mark_changed_chunks", "kg_forget_relations", "kg_forget_empty_relations",
-           "kg_forget_inferred_links", "kg_forget_descriptions", "kg_forget_mentions", "kg_forget_merge_chunks"),
+           "kg_forget_inferred_links", "kg_forget_descriptions", "kg_forget_mentions"),
     "rst": ("rst_forget_chunks",),
     "tags": ("tags_forget_chunks",),
 }
