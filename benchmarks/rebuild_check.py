@@ -14,25 +14,20 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import logging
 import re
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from neoweave.config import load_settings  # noqa: E402
 from neoweave.embeddings import Embedder  # noqa: E402
-from neoweave.kb import KnowledgeBase  # noqa: E402
-from neoweave.kb.rebuild_check import make_pages, run_sequence, sample_records  # noqa: E402
+from neoweave.kb.rebuild_check import graph_opener, make_pages, run_sequence, sample_records  # noqa: E402
 from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
-from neoweave.store.falkordb_store import FalkorDBStore  # noqa: E402
 
 log = logging.getLogger("rebuild_check")
 
@@ -69,17 +64,7 @@ def main() -> None:
     pages = make_pages(sample_records(ROOT / "examples/hotpotqa/corpus.jsonl", ROOT / "examples/hotpotqa/qa.jsonl",
                                       questions=args.questions))
 
-    @contextlib.contextmanager
-    def make_kb(name: str):
-        store = FalkorDBStore(server=server, graph=f"rebuild_{name}_{uuid.uuid4().hex[:8]}")
-        settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": work / "data"}})
-        try:
-            with KnowledgeBase(settings, store=store, embedder=embedder) as kb:
-                yield kb
-        finally:
-            with contextlib.suppress(Exception):
-                store._graph_handle().delete()
-            store.close()
+    make_kb = graph_opener(server, embedder, work / "data")
 
     plan = ([(seed, 0.0) for seed in args.seeds] if args.seeds else
             [(seed, 0.0) for seed in range(1, args.sequences + 1)]

@@ -7,9 +7,7 @@ at random moments. The long run is `benchmarks/rebuild_check.py` (docs/benchmark
 
 from __future__ import annotations
 
-import contextlib
 import os
-import uuid
 from pathlib import Path
 
 import pytest
@@ -17,13 +15,13 @@ import pytest
 from neoweave.audit.snapshot import diff, snapshot
 from neoweave.kb.rebuild_check import (
     Operation,
+    graph_opener,
     make_pages,
     random_sequence,
     run_sequence,
     sample_records,
     steps_run,
 )
-from neoweave.store.falkordb_store import FalkorDBStore
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_RESOLUTION = {"kg": {"resolve": False}}
@@ -39,22 +37,7 @@ def pages():
 
 @pytest.fixture
 def make_kb(falkordb_server, embedder, tmp_path):
-    from neoweave.config import load_settings
-    from neoweave.kb import KnowledgeBase
-
-    @contextlib.contextmanager
-    def opened(name: str):
-        store = FalkorDBStore(server=falkordb_server, graph=f"rebuild_{name}_{uuid.uuid4().hex[:8]}")
-        settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": tmp_path / ".neoweave"}})
-        try:
-            with KnowledgeBase(settings, store=store, embedder=embedder) as kb:
-                yield kb
-        finally:
-            with contextlib.suppress(Exception):
-                store._graph_handle().delete()
-            store.close()
-
-    return opened
+    return graph_opener(falkordb_server, embedder, tmp_path / ".neoweave")
 
 
 def _report(outcomes) -> str:
@@ -100,9 +83,10 @@ def test_incremental_equals_rebuild_without_resolution(make_kb, pages, tmp_path)
     failed = [o for o in outcomes if not o.same]
     assert not failed, f"{len(failed)} of {len(outcomes)} sequences differ from a rebuild:\n{_report(failed)}"
     assert sum(1 for o in outcomes if o.counts.get("RELATED")) >= SEQUENCES // 4  # the kg layer was exercised
-    assert sum(1 for o in outcomes if o.counts.get("Community")) >= 2
-    assert sum(1 for o in outcomes if o.counts.get("TAGGED")) >= 2
-    assert sum(1 for o in outcomes if o.counts.get("Document", 0) < len(pages)) >= 2  # deletes happened
+    enough = min(2, SEQUENCES // 8)  # each layer exercised (the default run has 16 sequences)
+    assert sum(1 for o in outcomes if o.counts.get("Community")) >= enough
+    assert sum(1 for o in outcomes if o.counts.get("TAGGED")) >= enough
+    assert sum(1 for o in outcomes if o.counts.get("Document", 0) < len(pages)) >= enough  # deletes happened
 
 
 def test_incremental_equals_rebuild_when_merge_decisions_agree(make_kb, pages, tmp_path):

@@ -248,6 +248,31 @@ class Outcome:
         return not self.differences
 
 
+def graph_opener(server: Any, embedder: Any, data_dir: Path) -> Callable[[str], Any]:
+    """`make_kb` for `run_sequence`: a knowledge base on a new graph of the embedded FalkorDB `server` (with a
+    shared, loaded `embedder`), the graph deleted when it is closed."""
+    import contextlib
+    import uuid
+
+    from neoweave.config import load_settings
+    from neoweave.kb.knowledge_base import KnowledgeBase
+    from neoweave.store.falkordb_store import FalkorDBStore
+
+    @contextlib.contextmanager
+    def opened(name: str) -> Any:
+        store = FalkorDBStore(server=server, graph=f"rebuild_{name}_{uuid.uuid4().hex[:8]}")
+        settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": data_dir}})
+        try:
+            with KnowledgeBase(settings, store=store, embedder=embedder) as kb:
+                yield kb
+        finally:
+            with contextlib.suppress(Exception):  # the graph may never have been created
+                store._graph_handle().delete()
+            store.close()
+
+    return opened
+
+
 def steps_run(operations: Sequence[Operation]) -> list[str]:
     ran = {op.step for op in operations if op.kind == "enrich"}
     return [step for step in STEPS if step in ran]
