@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from neoweave.cli.common import app, console, err_console, knowledge_base
+
+
+def ingest_options(fmt: str, base_url: str | None, chunk_size: int | None, chunk_overlap: int | None,
+                   max_file_mb: float, context_words: int, skip: list[str] | None) -> dict[str, Any]:
+    """The reading options `ingest` and `sync` share, as `KnowledgeBase.ingest` / `sync` take them."""
+    from neoweave.ingest import HtmlOptions, SourceOptions
+
+    return {"format": fmt, "base_url": base_url, "max_file_bytes": int(max_file_mb * 1024 * 1024),
+            "html": HtmlOptions(context_words=context_words),
+            "skip_paths": (*SourceOptions().skip_paths, *(skip or ())), "chunk_size": chunk_size,
+            "chunk_overlap": chunk_overlap}
 
 
 @app.command()
@@ -30,13 +41,9 @@ def ingest(
 
     Exit status: 0 when everything was ingested, 3 when some inputs were skipped (listed in the report).
     """
-    from neoweave.ingest import HtmlOptions, SourceOptions
-
     with knowledge_base() as kb:
-        report = kb.ingest(path, format=fmt, base_url=base_url, max_file_bytes=int(max_file_mb * 1024 * 1024),
-                           html=HtmlOptions(context_words=context_words),
-                           skip_paths=(*SourceOptions().skip_paths, *(skip or ())), chunk_size=chunk_size,
-                           chunk_overlap=chunk_overlap, progress=progress and not as_json)
+        report = kb.ingest(path, **ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb,
+                                                  context_words, skip), progress=progress and not as_json)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

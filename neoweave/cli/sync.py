@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import app, console, err_console, knowledge_base
+from neoweave.cli.ingest import ingest_options
 
 if TYPE_CHECKING:
     from neoweave.ingest.sync import SyncReport
@@ -41,13 +42,10 @@ def sync(
 
     Exit status: 0 when everything was read, 3 when some inputs were skipped (listed in the report).
     """
-    from neoweave.ingest import HtmlOptions, SourceOptions
-
+    options = ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb, context_words, skip)
     with knowledge_base(read_only=dry_run) as kb:
-        report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, format=fmt, base_url=base_url,
-                         max_file_bytes=int(max_file_mb * 1024 * 1024), html=HtmlOptions(context_words=context_words),
-                         skip_paths=(*SourceOptions().skip_paths, *(skip or ())), chunk_size=chunk_size,
-                         chunk_overlap=chunk_overlap, progress=progress and not as_json)
+        report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, progress=progress and not as_json,
+                         **options)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
