@@ -9,7 +9,14 @@ import pytest
 from conftest import COMMUNITY_CORPUS, ingest_records
 
 from neoweave.enrich import run
-from neoweave.enrich.community_reports import FastReporter, MemberEntity, MemberRelation, ReportContext, SourceChunk
+from neoweave.enrich.community_reports import (
+    FastReporter,
+    MemberEntity,
+    MemberRelation,
+    ReportContext,
+    SourceChunk,
+    fast_rating,
+)
 from neoweave.enrich.leiden import Community, detect, entity_edges, level_cut
 from neoweave.errors import NeoweaveError
 
@@ -83,13 +90,19 @@ def test_fast_report_is_extractive_and_rated():
          MemberRelation("b", "c", "related", "Lotharingia had its capital at Aachen.", 1.0, ["k2"])],
         [SourceChunk("k1", "Lothair II ruled Lotharingia. It rained.", [1.0, 0.0], 2),
          SourceChunk("k2", "Lotharingia had its capital at Aachen. Aachen is old.", [0.9, 0.1], 2)])
-    report = FastReporter(summary_sentences=2).report(context, level_max_mentions=9)
+    report = FastReporter(summary_sentences=2).report(context)
     assert report.title == "Lotharingia, Lothair II and Aachen"  # weighted degree inside the community
     assert "Lothair II ruled Lotharingia." in report.summary and "It rained." not in report.summary
     assert [f.explanation for f in report.findings] == ["Lothair II ruled Lotharingia.",
                                                        "Lotharingia had its capital at Aachen."]
-    assert 0 < report.rating <= 10 and set(report.chunk_ids) == {"k1", "k2"}
+    assert report.rating == fast_rating(9) and set(report.chunk_ids) == {"k1", "k2"}
     assert "## Entities" in report.full_report(context)
+
+
+def test_fast_rating_is_a_fixed_scale_of_the_communitys_own_mentions():
+    """Not scaled by the level's largest community: a report kept as unchanged rates as one written anew."""
+    assert fast_rating(0) == 0.0 and fast_rating(10_000) == 10.0 and fast_rating(10**7) == 10.0
+    assert fast_rating(9) == 2.5 and fast_rating(99) == 5.0 and fast_rating(99) < fast_rating(999)
 
 
 def _communities(store):

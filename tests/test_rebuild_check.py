@@ -98,6 +98,21 @@ def test_incremental_equals_rebuild_when_merge_decisions_agree(make_kb, pages, t
     assert sum(1 for o in outcomes if o.merges[1]) >= 2  # resolution merged something
 
 
+FOUND_BY_THE_LONG_RUN = {
+    25: "fast report ratings scaled by the level's largest community (a kept report rated on an old scale)",
+    60: "a merge joined relation evidence lists without folding a chunk on both edges; description of the first",
+    74: "a survivor deleted with its last mention and re-created by a later chunk lost its merge aliases",
+    80: "a survivor re-created by a merged form kept that form's name; descriptions not re-chosen after a merge",
+}
+"""Histories of the long run (benchmarks/rebuild_check.py) that differed from a rebuild, each for its reason."""
+
+
+def test_histories_the_long_run_found_now_agree(make_kb, pages, tmp_path):
+    outcomes = [run_sequence(seed, pages, make_kb, tmp_path, length=6) for seed in FOUND_BY_THE_LONG_RUN]
+    failed = [o for o in outcomes if not o.same]
+    assert not failed, f"{len(failed)} of {len(outcomes)} sequences differ from a rebuild:\n{_report(failed)}"
+
+
 @pytest.mark.skipif(KILL_SEQUENCES == 0, reason="NEOWEAVE_REBUILD_KILL_SEQUENCES=0")
 def test_incremental_equals_rebuild_after_kill_9(make_kb, pages, tmp_path):
     outcomes = [run_sequence(seed, pages, make_kb, tmp_path, length=5, kill_rate=0.6, parameters=NO_RESOLUTION)

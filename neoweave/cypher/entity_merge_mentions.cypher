@@ -1,8 +1,10 @@
 // Move the absorbed entities' mentions to their survivors, folded into the survivor's edge from the same chunk (one
 // MENTIONS per chunk and entity): the moved forms' entries are appended to its lists (origin ids kept: they are
-// what an unmerge moves back), `count` is the new total. Grouped by (survivor, chunk) before the MERGE, so two
-// entities absorbed into one survivor in one batch and mentioned by one chunk make one row: no two rows MERGE the
-// same new edge (on FalkorDB that can lose the earlier rows' SETs).
+// what an unmerge moves back), `count` is the new total, the one-form scalars those of kg_create_mentions' rule
+// (own form, else smallest origin id), the description the smaller of the two (the rule of
+// kg_writes.mention_rows for forms of one chunk that arrive already merged). Grouped by (survivor, chunk) before
+// the MERGE, so two entities absorbed into one survivor in one batch and mentioned by one chunk make one row: no
+// two rows MERGE the same new edge (on FalkorDB that can lose the earlier rows' SETs).
 // @param rows: LIST  [{survivor_id, absorbed_id}]
 UNWIND $rows AS row
 MATCH (a:Entity {id: row.absorbed_id})
@@ -16,18 +18,26 @@ WITH s, c, moved, reduce(acc = [], x IN moved | acc + coalesce(x.origin_ids, [x.
 MERGE (c)-[n:MENTIONS]->(s)
 ON CREATE SET n.origin_ids = [], n.names = [], n.counts = [], n.contexts = [], n.methods = [], n.sources = [],
               n.created_at = moved[0].created_at
-WITH n, moved, moved_origins, coalesce(n.origin_ids, []) AS had
-WITH n, moved, moved_origins, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN moved_origins] AS keep
-WITH n, moved,
+WITH n, s, moved, moved_origins, coalesce(n.origin_ids, []) AS had
+WITH n, s, moved, moved_origins, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN moved_origins] AS keep
+WITH n, s, moved,
      [i IN keep | n.origin_ids[i]] + moved_origins AS origin_ids,
      [i IN keep | n.names[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.names, [x.name])) AS names,
      [i IN keep | n.counts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.counts, [x.count])) AS counts,
      [i IN keep | n.contexts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.contexts, [x.context])) AS contexts,
      [i IN keep | n.methods[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.methods, [x.method])) AS methods,
      [i IN keep | n.sources[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.sources, [x.source])) AS sources
+WITH n, s, moved, origin_ids, names, counts, contexts, methods, sources,
+     coalesce([i IN range(0, size(origin_ids) - 1) WHERE origin_ids[i] = s.id][0],
+              reduce(least = 0, i IN range(0, size(origin_ids) - 1) |
+                CASE WHEN origin_ids[i] < origin_ids[least] THEN i ELSE least END)) AS first
 SET n.origin_ids = origin_ids, n.names = names, n.counts = counts, n.contexts = contexts, n.methods = methods,
-    n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[0],
-    n.context = contexts[0], n.method = methods[0], n.source = sources[0], n.origin_id = origin_ids[0]
+    n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[first],
+    n.context = contexts[first], n.method = methods[first], n.source = sources[first],
+    n.origin_id = origin_ids[first],
+    n.description = reduce(least = n.description, x IN moved |
+      CASE WHEN x.description IS NOT NULL AND (least IS NULL OR x.description < least) THEN x.description
+           ELSE least END)
 WITH moved
 UNWIND moved AS gone
 DELETE gone

@@ -1,6 +1,9 @@
 // Move the absorbed entities' incoming relations to their survivors, joining evidence lists with the survivor's
 // own (a relation between the two would be a self-loop and is dropped with the absorbed entity); weight is the sum
-// of the evidence weights. Grouped by (survivor, other end, type) before the MERGE, so relations of two entities
+// of the evidence weights. A chunk on both edges (it named both forms) keeps one entry, the weights added and the
+// smaller description kept, and the edge's description is the smallest chunk id's: what kg_writes.relation_rows
+// and kg_add_relations write when the merge came before the chunk (a merged graph reads as one grown after the
+// merge). Grouped by (survivor, other end, type) before the MERGE, so relations of two entities
 // absorbed into one survivor in one batch make one row: no two rows MERGE the same new edge (on FalkorDB that
 // loses SETs in kg_add_relations' shape; not seen in this one, grouped anyway).
 // @param rows: LIST  [{survivor_id, absorbed_id}]
@@ -22,8 +25,19 @@ WITH n, moved,
      coalesce(n.chunk_ids, []) + reduce(acc = [], x IN moved | acc + x.chunk_ids) AS chunk_ids,
      coalesce(n.chunk_weights, []) + reduce(acc = [], x IN moved | acc + x.chunk_weights) AS weights,
      coalesce(n.descriptions, []) + reduce(acc = [], x IN moved | acc + x.descriptions) AS descriptions
+WITH n, moved, chunk_ids, weights, descriptions,
+     [i IN range(0, size(chunk_ids) - 1) WHERE NOT chunk_ids[i] IN chunk_ids[0..i]] AS firsts
+WITH n, moved, [i IN firsts | chunk_ids[i]] AS chunk_ids,
+     [i IN firsts | reduce(total = 0.0, j IN range(i, size(chunk_ids) - 1) |
+        total + CASE WHEN chunk_ids[j] = chunk_ids[i] THEN weights[j] ELSE 0.0 END)] AS weights,
+     [i IN firsts | reduce(least = descriptions[i], j IN range(i, size(chunk_ids) - 1) |
+        CASE WHEN chunk_ids[j] = chunk_ids[i] AND descriptions[j] IS NOT NULL
+                  AND (least IS NULL OR descriptions[j] < least) THEN descriptions[j] ELSE least END)] AS descriptions
+WITH n, moved, chunk_ids, weights, descriptions,
+     reduce(first = 0, i IN range(0, size(chunk_ids) - 1) | CASE WHEN chunk_ids[i] < chunk_ids[first] THEN i ELSE first END)
+       AS first
 SET n.chunk_ids = chunk_ids, n.chunk_weights = weights, n.descriptions = descriptions,
-    n.weight = reduce(total = 0.0, w IN weights | total + w), n.description = descriptions[0]
+    n.weight = reduce(total = 0.0, w IN weights | total + w), n.description = descriptions[first]
 WITH moved
 UNWIND moved AS gone
 DELETE gone

@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from neoweave.enrich.base import EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.community_reports import (
+    FAST_RATING,
     FastReporter,
     MemberEntity,
     MemberRelation,
@@ -93,8 +94,11 @@ class CommunitiesStep(EnrichStep):
                 "min_size": self.min_size}
 
     def report_parameters(self) -> dict[str, Any]:
-        return {"report_chunks": self.report_chunks, "summary_sentences": self.summary_sentences,
-                "findings": self.findings}
+        parameters: dict[str, Any] = {"report_chunks": self.report_chunks,
+                                      "summary_sentences": self.summary_sentences, "findings": self.findings}
+        if self.method == "fast":  # llm reports rate themselves: a new fast scale must not rewrite them
+            parameters["rating"] = FAST_RATING
+        return parameters
 
     def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
         return self.vector_labels if report.counters.get("reports_written") else ()
@@ -165,11 +169,7 @@ class CommunitiesStep(EnrichStep):
         if not pending:
             return
         entities = {row["id"]: row for row in ctx.store.run("community_report_entities", {
-            "entity_ids": sorted({e for c in communities for e in c.members})})}
-        level_mentions: dict[int, int] = defaultdict(int)
-        for community in communities:
-            mentions = sum(int(entities.get(e, {}).get("mentions") or 0) for e in community.members)
-            level_mentions[community.level] = max(level_mentions[community.level], mentions)
+            "entity_ids": sorted({e for c in pending for e in c.members})})}
         fast = FastReporter(self.summary_sentences, findings=self.findings)
         sources = {"fast": f"{self.prefix}{self.version}:fast", "llm": f"{self.prefix}{self.version}:llm{model}"}
         by_id = {c.id: c for c in communities}
@@ -184,7 +184,7 @@ class CommunitiesStep(EnrichStep):
                 contexts = self._contexts(ctx.store, batch, entities)
 
                 def fallback(context: ReportContext) -> Report:
-                    return fast.report(context, level_mentions[context.community.level])
+                    return fast.report(context)
 
                 if llm_reporter:
                     reports, fingerprints, methods = self._llm_reports(ctx, llm_reporter, batch, contexts, by_id,

@@ -92,6 +92,18 @@ class Report:
                           ensure_ascii=False)
 
 
+MENTIONS_RATED_TEN = 10_000
+"""The fast rating is 10 * ln(1 + mentions) / ln(1 + this), capped at 10: a fixed scale, so a report's rating
+depends on its own community only (scaled by the level's largest community, every rating moved when one
+community grew, and a report kept as unchanged disagreed with one written from scratch)."""
+FAST_RATING = f"ln-mentions/{MENTIONS_RATED_TEN}"
+"""Names the rating scale in the fast reports' fingerprint: a change of scale rewrites them."""
+
+
+def fast_rating(mentions: int) -> float:
+    return min(10.0, round(10 * math.log1p(max(mentions, 0)) / math.log1p(MENTIONS_RATED_TEN), 1))
+
+
 def rank_entities(context: ReportContext) -> list[MemberEntity]:
     """Members by weighted degree inside the community, then mentions, then name (deterministic)."""
     degree: dict[str, float] = {}
@@ -143,7 +155,7 @@ class FastReporter:
     findings: int = 5
     central_chunks: int = 3
 
-    def report(self, context: ReportContext, level_max_mentions: int) -> Report:
+    def report(self, context: ReportContext) -> Report:
         entities = rank_entities(context)
         names = {e.id: e.name for e in entities}
         title = _title([e.name for e in entities[:3]])
@@ -162,8 +174,7 @@ class FastReporter:
             if len(findings) >= self.findings:
                 break
         mentions = sum(e.mentions for e in context.entities)
-        rating = round(10 * math.log1p(mentions) / math.log1p(max(level_max_mentions, 1)), 1)
-        return Report(title, summary, findings, min(rating, 10.0),
+        return Report(title, summary, findings, fast_rating(mentions),
                       f"{len(context.entities)} entities mentioned {mentions} times",
                       [c.id for c in central] + [c.id for c in context.chunks if c not in central][:5])
 

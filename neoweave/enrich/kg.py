@@ -179,11 +179,13 @@ class KnowledgeGraphStep(EnrichStep):
 
 
 def refresh_entities(store) -> int:
-    """Mention and relation counts and missing descriptions after mentions or relations changed (two
-    statements, see their files): the number of entity writes (each one re-inserts the entity's vector)."""
+    """Mention and relation counts, missing descriptions, names and merge aliases after mentions or relations
+    changed (see the statements' files): the number of entity writes (each one re-inserts the entity's vector)."""
     counted = store.run("kg_refresh_entities", write=True)
     described = store.run("kg_refill_descriptions", write=True)
-    return sum(int(rows[0]["updated"] or 0) for rows in (counted, described) if rows)
+    named = store.run("kg_refresh_names", write=True)
+    return (sum(int(rows[0]["updated"] or 0) for rows in (counted, described, named) if rows)
+            + resolution.refresh_aliases(store))
 
 
 def entity_text(method: str | None, name: str, description: str | None) -> str:

@@ -18,11 +18,20 @@ from neoweave.nlp.extraction import ChunkExtraction
 from neoweave.store.base import GraphStore, WriteUnit
 
 
+def smaller(held: str | None, other: str | None) -> str | None:
+    """Of two descriptions of one chunk's evidence, the smaller (None is no description): two forms a merge folds
+    together read the same whether the merge came before the chunk or after it."""
+    if held is None or (other is not None and other < held):
+        return other
+    return held
+
+
 def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
     """One row per (chunk, entity): the surface forms (origin entities) written to that entity, as parallel lists.
 
     Two forms of one chunk land on one entity when resolution merged them earlier (`redirect`); an origin seen
-    twice for one pair (not produced by the extractors, which fold occurrences) adds its count to the first."""
+    twice for one pair (not produced by the extractors, which fold occurrences) adds its count to the first; the
+    edge's description is the smaller of its forms' (as `entity_merge_mentions` folds them)."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
         for mention in result.mentions:
@@ -30,7 +39,7 @@ def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
             row = rows.setdefault((result.chunk_id, target), {
                 "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "counts": [],
                 "contexts": [], "methods": [], "description": None})
-            row["description"] = row["description"] or mention.description or None
+            row["description"] = smaller(row["description"], mention.description or None)
             if mention.id in row["origin_ids"]:
                 row["counts"][row["origin_ids"].index(mention.id)] += int(mention.count)
                 continue
@@ -44,7 +53,8 @@ def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
 
 def relation_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
     """One row per (source, target, type) with parallel lists of its evidence: one entry per chunk (a chunk's
-    relations that resolution folded onto one edge add their weights; the first description stays)."""
+    relations that resolution folded onto one edge add their weights and keep the smaller description, the rule
+    of `entity_merge_relations_*` when the merge comes after the chunk)."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for result in results:
         for relation in result.relations:
@@ -54,7 +64,9 @@ def relation_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
                 "source_id": relation.source, "target_id": relation.target, "type": relation.type,
                 "chunk_ids": [], "chunk_weights": [], "descriptions": [], "method": result.method})
             if result.chunk_id in row["chunk_ids"]:
-                row["chunk_weights"][row["chunk_ids"].index(result.chunk_id)] += float(relation.weight)
+                at = row["chunk_ids"].index(result.chunk_id)
+                row["chunk_weights"][at] += float(relation.weight)
+                row["descriptions"][at] = smaller(row["descriptions"][at], relation.description)
                 continue
             row["chunk_ids"].append(result.chunk_id)
             row["chunk_weights"].append(float(relation.weight))

@@ -253,6 +253,22 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             unit.run("kg_mark_entity_sections_pending", {"entity_ids": [m.survivor for m in part]})
 
 
+def refresh_aliases(store: GraphStore) -> int:
+    """Survivors' aliases: the forms of their active merges with the aliases they hold, sorted, without the
+    name. A survivor deleted with its last mention and re-created by a later chunk (its merge stays) gets them
+    back; the order does not depend on the order merges were made in. Returns the entities written."""
+    rows = []
+    for row in store.run("entity_alias_sources"):
+        held = list(row["aliases"] or [])
+        wanted = sorted(({alias for forms in row["forms"] for alias in forms or []} | set(held)) - {row["name"]})
+        if wanted != held:
+            rows.append({"id": row["id"], "aliases": wanted})
+    if rows:
+        with store.unit() as unit:
+            unit.run_batches("entity_set_aliases", rows)
+    return len(rows)
+
+
 def entity_properties(store: GraphStore, ids: list[str]) -> dict[str, dict[str, Any]]:
     """id -> the properties a merge record keeps (one statement for a whole batch)."""
     return {row["id"]: {**row, "aliases": row["aliases"] or []}
