@@ -79,7 +79,9 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
                 assert titles >= TOUR_QUESTION_GOLD, titles  # both gold pages in ppr's top 5
             if argv[1] == "explain":
                 html = tour_dir / argv[argv.index("--html") + 1]
-                assert html.stat().st_size > 10_000 and "neo4j-viz" in html.read_text(encoding="utf-8")
+                page = html.read_text(encoding="utf-8")
+                assert "neo4j-viz-data" in page and "Maximum Overdrive" in page and len(page) < 1_000_000
+                assert sorted(p.suffix for p in tour_dir.glob("neoweave-viz-*")) == [".css", ".js"]  # beside it
         port = _free_port()
         server = subprocess.Popen([sys.executable, "-m", "neoweave.cli", *tour[-1][1:], "--port", str(port)],
                                   cwd=tour_dir, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,

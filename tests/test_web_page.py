@@ -55,3 +55,37 @@ def test_ask_two_strategies_read_answers_and_open_the_graph_view(falkordb_store,
         assert view.locator("#neoweave-explain").inner_text().startswith(EVENT_LOOP_Q)
         browser.close()
     assert errors == []
+
+
+def test_explain_page_on_disk_is_small_and_draws_offline(falkordb_store, embedder, site, tmp_path):
+    """`explain --html`: a page of a few kB that loads the shared renderer written beside it, opened from disk
+    (file://, no server, no network) and drawn; a second page reuses the renderer; --self-contained inlines it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from neoweave.audit import explain
+    from neoweave.query import strategy
+
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    explanation = explain(strategy("larag", falkordb_store, embedder, k=1).retrieve(EVENT_LOOP_Q), falkordb_store)
+    page = explanation.to_html(tmp_path / "why.html")
+    assets = sorted(p.name for p in tmp_path.glob("neoweave-viz-*"))
+    assert len(page.encode()) < 100_000 and (tmp_path / "why.html").read_text(encoding="utf-8") == page
+    assert [name.rsplit(".", 1)[1] for name in assets] == ["css", "js"] and all(name in page for name in assets)
+    stamp = {p: p.stat().st_mtime_ns for p in tmp_path.glob("neoweave-viz-*")}
+    explanation.to_html(tmp_path / "again.html")
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("neoweave-viz-*")} == stamp  # written once
+    whole = explanation.to_html(tmp_path / "alone.html", self_contained=True)
+    assert len(whole.encode()) > 1_000_000 and "neoweave-viz-" not in whole
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        view = browser.new_page()
+        errors: list[str] = []
+        view.on("pageerror", lambda error: errors.append(str(error)))
+        view.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        for name in ("why.html", "again.html"):  # the second page draws with the first page's renderer
+            view.goto((tmp_path / name).as_uri())
+            expect(view.locator("canvas").first).to_be_visible(timeout=60_000)  # NVL drew the graph
+            graph = view.evaluate("JSON.parse(document.getElementById('neo4j-viz-data').textContent)")
+            assert {node["id"] for node in graph["nodes"]} == {node.id for node in explanation.nodes}
+        browser.close()
+    assert errors == []

@@ -105,16 +105,20 @@ class Explanation:
         """The explanation as JSON (what `POST /explain` returns)."""
         return json.dumps(self.as_dict(), indent=2, default=str)
 
-    def to_html(self, path: str | Path | None = None) -> str:
-        """The graph view as one self-contained page; written to `path` when given."""
-        from neoweave.audit.view import render_html
+    def to_html(self, path: str | Path | None = None, *, self_contained: bool = False,
+                assets_prefix: str | None = None) -> str:
+        """The graph view as an HTML page, returned and written to `path` when given. Written to a file, the page
+        is a few kB and loads the renderer from `neoweave-viz-<version>.js/.css`, written beside it once;
+        `self_contained=True` inlines the renderer instead (one 4.4 MB file). Not written, the page is
+        self-contained unless `assets_prefix` says where the assets are served (the HTTP server's /assets/)."""
+        from neoweave.audit.view import render_html, write_html
 
-        page = render_html(self)
-        if path is not None:
-            try:
-                Path(path).write_text(page, encoding="utf-8")
-            except OSError as exc:
-                raise NeoweaveError(f"cannot write {path}: {exc.strerror}") from exc
+        if path is None:
+            return render_html(self, assets_prefix=assets_prefix)
+        try:
+            page, _ = write_html(self, Path(path), self_contained=self_contained)
+        except OSError as exc:
+            raise NeoweaveError(f"cannot write {path} (or the renderer beside it): {exc.strerror}") from exc
         return page
 
 

@@ -1,10 +1,24 @@
-"""An explanation as one self-contained HTML page: the subgraph drawn with neo4j-viz (Neo4j's NVL renderer,
-bundled in the page: it opens offline), coloured by role and sized by score, above the question, the answer and
-the context in the order the model saw it. Clicking a node shows its text and scores."""
+"""An explanation as an HTML page: the subgraph drawn with neo4j-viz (Neo4j's NVL renderer), coloured by role and
+sized by score, above the question, the answer and the context in the order the model saw it. Clicking a node shows
+its text and scores.
+
+neo4j-viz inlines its renderer in every page: 4.4 MB (2.4 MB of script, 2 MB of Neo4j's design-system styles), for
+a graph of a few dozen nodes. A page written to a file therefore references one shared copy of the renderer,
+written beside it once (`neoweave-viz-<version>.js` and `.css`, ~4.4 MB together), and is itself a few kB; it
+still opens offline from disk. The script is loaded as a classic deferred script (browsers refuse module scripts
+from file:// URLs): its module body is wrapped in a function, and `import.meta.url` (used only to locate layout
+workers it does not ship) becomes the page's base URL. `self_contained=True` keeps the single 4.4 MB file (to
+mail it); the HTTP server serves the assets itself. An unknown neo4j-viz layout falls back to the inline page.
+"""
 
 from __future__ import annotations
 
 import html
+import logging
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from neoweave.audit.explain import ExplainNode, Explanation
@@ -67,13 +81,102 @@ def visualization_graph(explanation: Explanation) -> Any:
     return VisualizationGraph(nodes=nodes, relationships=relationships)
 
 
-def render_html(explanation: Explanation) -> str:
-    """A standalone page: the graph, then the question, the answer and the context table."""
+log = logging.getLogger(__name__)
+_SCRIPT_OPEN, _SCRIPT_CLOSE = '<script type="module" crossorigin>', "</script>"
+_STYLE_OPEN, _STYLE_CLOSE = '<style rel="stylesheet" crossorigin>', "</style>"
+
+
+@dataclass(frozen=True)
+class RendererAssets:
+    """The renderer neo4j-viz inlines, as two files a page can share."""
+
+    script: str
+    style: str
+
+    @property
+    def names(self) -> tuple[str, str]:
+        version = metadata.version("neo4j-viz")
+        return f"neoweave-viz-{version}.js", f"neoweave-viz-{version}.css"
+
+    def write_beside(self, page_path: Path) -> list[Path]:
+        """Write the assets into the page's folder unless the same files are there already."""
+        written = []
+        for name, text in zip(self.names, (self.script, self.style), strict=True):
+            target = page_path.parent / name
+            if not target.exists() or target.stat().st_size != len(text.encode("utf-8")):
+                target.write_text(text, encoding="utf-8")
+                written.append(target)
+        return written
+
+
+def _page(explanation: Explanation) -> str:
     page = visualization_graph(explanation).render(height="70vh").data
     page = page.replace("<title>neo4j-viz</title>",
                         f"<title>neoweave explain: {html.escape(explanation.question[:80])}</title>", 1)
     page = page.replace('style="width: 100%; height: 100vh"', 'style="width: 100%; height: 70vh"', 1)
     return page.replace("</body>", _summary(explanation) + "\n</body>", 1)
+
+
+def split_renderer(page: str, prefix: str = "") -> tuple[str, RendererAssets] | None:
+    """The page with its inlined renderer replaced by references to `prefix` + the asset names, and the assets;
+    None when the page is not laid out as expected (another neo4j-viz version): then it stays inline."""
+    script_at = page.find(_SCRIPT_OPEN)
+    script_end = page.find(_SCRIPT_CLOSE, script_at + len(_SCRIPT_OPEN)) if script_at >= 0 else -1
+    style_at = page.find(_STYLE_OPEN, script_end) if script_end >= 0 else -1
+    style_end = page.find(_STYLE_CLOSE, style_at) if style_at >= 0 else -1
+    if min(script_at, script_end, style_at, style_end) < 0:
+        log.warning("neo4j-viz %s lays its page out differently: the renderer stays inline (4+ MB per page)",
+                    metadata.version("neo4j-viz"))
+        return None
+    module = page[script_at + len(_SCRIPT_OPEN):script_end]
+    container = re.search(r'<div id="(neo4j-viz-[0-9a-f]+)"', page)
+    lookup = f"document.getElementById(`{container.group(1)}`)" if container else None
+    if lookup is None or module.count(lookup) != 1:
+        log.warning("neo4j-viz %s finds its container differently: the renderer stays inline (4+ MB per page)",
+                    metadata.version("neo4j-viz"))
+        return None
+    # each render names its container anew (neo4j-viz-<random>) inside the script: the shared copy finds it by
+    # prefix, so that one script serves every page
+    module = module.replace(lookup, '(document.querySelector(`div[id^="neo4j-viz-"]`))')
+    script = '(() => {"use strict";\n' + module.replace("import.meta.url", "document.baseURI") + "\n})();\n"
+    assets = RendererAssets(script, page[style_at + len(_STYLE_OPEN):style_end])
+    script_name, style_name = assets.names
+    slim = (page[:script_at] + f'<script defer src="{html.escape(prefix + script_name)}"></script>'
+            + page[script_end + len(_SCRIPT_CLOSE):style_at]
+            + f'<link rel="stylesheet" href="{html.escape(prefix + style_name)}">'
+            + page[style_end + len(_STYLE_CLOSE):])
+    return slim, assets
+
+
+def render_html(explanation: Explanation, *, assets_prefix: str | None = None) -> str:
+    """The page: the graph, then the question, the answer and the context table. Self-contained (the renderer
+    inlined) unless `assets_prefix` is given: then it loads the renderer from prefix + `RendererAssets.names`."""
+    page = _page(explanation)
+    if assets_prefix is None:
+        return page
+    split = split_renderer(page, assets_prefix)
+    return page if split is None else split[0]
+
+
+def write_html(explanation: Explanation, path: Path, *, self_contained: bool = False) -> tuple[str, list[Path]]:
+    """Write the page to `path`, with the shared renderer beside it unless `self_contained`; returns the page and
+    the asset files written (none when they were there already)."""
+    page = _page(explanation)
+    split = None if self_contained else split_renderer(page)
+    written: list[Path] = []
+    if split is not None:
+        page, assets = split
+        written = assets.write_beside(path)
+    path.write_text(page, encoding="utf-8")
+    return page, written
+
+
+def renderer_assets() -> RendererAssets | None:
+    """The shared renderer (what `/assets/<name>` serves), from an empty page."""
+    from neo4j_viz import VisualizationGraph
+
+    split = split_renderer(VisualizationGraph(nodes=[], relationships=[]).render().data)
+    return None if split is None else split[1]
 
 
 def _summary(explanation: Explanation) -> str:

@@ -20,8 +20,12 @@ def explain(
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
                                                      "(repeatable)")] = None,
-    html_path: Annotated[Path | None, typer.Option("--html", help="write the graph view here (one "
-                                                   "self-contained file: open it in a browser)")] = None,
+    html_path: Annotated[Path | None, typer.Option("--html", help="write the graph view here (open it in a "
+                                                   "browser, also offline); the renderer it loads, "
+                                                   "neoweave-viz-<version>.js/.css, is written beside it once")]
+    = None,
+    self_contained: Annotated[bool, typer.Option("--self-contained", help="with --html: one file with the "
+                                                 "renderer inlined (4.4 MB), to send or archive alone")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the explanation (nodes, relationships, roles, "
                                           "scores, cost) as JSON")] = False,
     as_cypher: Annotated[bool, typer.Option("--cypher", help="print the `:params` line and the statement that "
@@ -43,7 +47,7 @@ def explain(
             explanation = kb.explain(question, strategy_name, k, answer=with_answer, prompt=prompt,
                                      documents=documents, parameters=parameters)
     if html_path is not None:
-        explanation.to_html(html_path)
+        explanation.to_html(html_path, self_contained=self_contained)
     if as_json:
         print(explanation.to_json())
     if as_cypher:
@@ -65,7 +69,8 @@ def explain(
     if explanation.missing:
         console.print(f"[yellow]not in the graph any more[/yellow]: {', '.join(explanation.missing[:10])}")
     if html_path is not None:
-        console.print(f"graph view: {html_path} (open it in a browser; click a node for its text)")
+        beside = "" if self_contained else ", with the renderer neoweave-viz-*.js/.css beside it"
+        console.print(f"graph view: {html_path}{beside} (open it in a browser; click a node for its text)")
     else:
         console.print("add --html why.html for the graph view, --cypher for Neo4j Browser, --json for the data")
 

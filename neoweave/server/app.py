@@ -4,6 +4,7 @@
     POST /answer   {question, strategy, k?, parameters?, prompt?}   -> the answer and its retrieval
     POST /explain  {question, strategy, k?, parameters?, answer?}   -> the explanation (nodes, relationships)
     GET  /view?question=...&strategy=...&k=...                      -> the explanation's graph view (HTML)
+    GET  /assets/neoweave-viz-<version>.js|.css                     -> the renderer the views share
     GET  /guide                                                     -> a Neo4j Browser guide (`:play URL/guide`)
     GET  /status, GET /strategies, GET / (the page), /docs and /openapi.json (FastAPI's)
 
@@ -15,6 +16,7 @@ first request that needs it). Requests are bounded by the body size here and by 
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from importlib import resources
@@ -22,7 +24,7 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from neoweave.errors import NeoweaveError
@@ -131,10 +133,31 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
     def view(question: Annotated[str, Query()], strategy: Annotated[str, Query()] = "naive",
              k: Annotated[int | None, Query()] = None, answer: Annotated[bool, Query()] = False,
              prompt: Annotated[str, Query()] = "short_answer") -> str:
-        """The explanation as a graph page (self-contained: the renderer is inlined)."""
-        return kb.explain(question, strategy, k, answer=answer, prompt=prompt).to_html()
+        """The explanation as a graph page; the renderer it loads is served under /assets/."""
+        return kb.explain(question, strategy, k, answer=answer, prompt=prompt).to_html(assets_prefix="/assets/")
+
+    @app.get("/assets/{name}")
+    def asset(name: str) -> Response:
+        """The graph pages' shared renderer (neoweave-viz-<version>.js/.css), cached by the browser."""
+        files = _renderer_files()
+        if name not in files:
+            return JSONResponse({"error": f"no asset {name!r}", "hint": f"assets: {', '.join(sorted(files))}"},
+                                status_code=404)
+        text, media_type = files[name]
+        return Response(text, media_type=media_type, headers={"Cache-Control": "public, max-age=86400"})
 
     return app
+
+
+@functools.cache
+def _renderer_files() -> dict[str, tuple[str, str]]:
+    from neoweave.audit.view import renderer_assets
+
+    assets = renderer_assets()
+    if assets is None:
+        return {}
+    script_name, style_name = assets.names
+    return {script_name: (assets.script, "text/javascript"), style_name: (assets.style, "text/css")}
 
 
 def _jsonable(value: Any) -> Any:
