@@ -83,6 +83,7 @@ def main() -> None:
             "differing": len(differing),
             "differing_with_same_merge_decisions": sum(1 for d in differing if not d["merges_differ"]),
             "merge_decisions_differ": totals["merges_differ"],
+            "differing_outside_resolution": sum(1 for d in differing if d["outside_resolution"]),
             "kinds": {k: {"sequences": len(v), "seeds": v[:10]}
                       for k, v in sorted(kinds.items(), key=lambda item: -len(item[1]))},
             "examples": differing[:20],
@@ -96,14 +97,17 @@ def main() -> None:
             totals["merges_differ"] += outcome.merges_differ
             if not outcome.same:
                 differing.append({"seed": seed, "killed": kill_rate > 0, "merges_differ": outcome.merges_differ,
-                                  "operations": outcome.operations, "differences": outcome.differences[:20]})
+                                  "operations": outcome.operations, "differences": outcome.differences[:20],
+                                  "outside_resolution": outcome.outside_resolution[:20]})
                 for found in sorted({kind(d) for d in outcome.differences}):
                     kinds[found].append(seed)
             elapsed = time.monotonic() - started
             log.info("%d/%d seed %d: %s%s%s; %d differ so far; ETA %.0f s", index, len(plan), seed,
                      "same" if outcome.same else f"{len(outcome.differences)} differences",
                      f", {outcome.kills} killed" if outcome.kills else "",
-                     ", merge decisions differ" if outcome.merges_differ else "", len(differing),
+                     (", merge decisions differ" + (f", {len(outcome.outside_resolution)} outside resolution"
+                                                    if outcome.outside_resolution else ""))
+                     if outcome.merges_differ else "", len(differing),
                      elapsed / index * (len(plan) - index))
             if args.out:
                 args.out.write_text(json.dumps(report(), indent=1) + "\n")

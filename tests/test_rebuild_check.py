@@ -95,6 +95,8 @@ def test_incremental_equals_rebuild_when_merge_decisions_agree(make_kb, pages, t
     outcomes = [run_sequence(seed, pages, make_kb, tmp_path, length=6) for seed in range(101, 101 + DEFAULT_SEQUENCES)]
     failed = [o for o in outcomes if not o.same and not o.merges_differ]
     assert not failed, f"{len(failed)} of {len(outcomes)} sequences differ from a rebuild:\n{_report(failed)}"
+    outside = [o for o in outcomes if o.outside_resolution]  # all else agrees even where decisions differ
+    assert not outside, "\n".join(f"seed {o.seed}: {o.outside_resolution[:8]}" for o in outside)
     assert sum(1 for o in outcomes if o.merges[1]) >= 2  # resolution merged something
 
 
