@@ -493,3 +493,26 @@ def test_two_entities_merged_into_one_in_a_batch_keep_all_their_mentions_and_evi
                           "r.chunk_ids AS ids, r.chunk_weights AS weights, r.weight AS weight")
     assert relations == [{"a": "person:lothair ii", "b": "location:aachen", "ids": ["c1", "c2"],
                           "weights": [1.0, 1.0], "weight": 2.0}]
+
+
+def test_long_steps_show_progress_with_a_total(falkordb_store, embedder, tmp_path, capsys):
+    """Reading (bytes of the file, line by line for JSONL), embedding and writing chunks, entity embeddings,
+    title mentions and inferred links: each bar has a total, so it shows an ETA."""
+    import re
+
+    from conftest import COMMUNITY_CORPUS
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in COMMUNITY_CORPUS), encoding="utf-8")
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=True)).ingest(path)
+    run("kg", falkordb_store, embedder=embedder, progress=True)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    size = path.stat().st_size
+    assert re.search(r"read\s*: 100%\|[^|]*\| ([\d.]+k?)/\1 ", err) and size > 1000, err  # bytes, as 1.08k
+    chunks = falkordb_store.query("MATCH (c:Chunk) RETURN count(c) AS n")[0]["n"]
+    for bar in ("embedded chunks", "written chunks"):
+        assert re.search(rf"{bar}\s*: 100%\|[^|]*\| {chunks}/{chunks} ", err), bar
+    embedded = re.search(r"entity embeddings: 100%\|[^|]*\| (\d+)/\1 ", err)  # before merges: some are gone now
+    assert embedded and int(embedded.group(1)) >= falkordb_store.query(
+        "MATCH (e:Entity) WHERE e.embedding IS NOT NULL RETURN count(e) AS n")[0]["n"] > 0, err
+    assert re.search(r"title mentions: 100%\|[^|]*\| (\d+)/\1 ", err) and re.search(r"inferred links: 100%\|", err)

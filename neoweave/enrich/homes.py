@@ -104,7 +104,8 @@ def update_homes(store: GraphStore, report: EnrichReport, index: TitleIndex | No
 def update_inferred_links(store: GraphStore, report: EnrichReport, *, max_links: int = 30, batch: int = 200,
                           progress: bool = True) -> None:
     """Recompute the inferred links of every pending section (one unit per batch of sections)."""
-    bar = tqdm(desc="inferred links", unit="section", disable=not progress)
+    total = int(store.run("kg_count_pending_sections")[0]["pending"] or 0) if progress else None
+    bar = tqdm(total=total, desc="inferred links", unit="section", disable=not progress)
     now = now_iso()
     while True:
         section_ids = [row["id"] for row in store.run("kg_pending_sections", {"limit": batch})]

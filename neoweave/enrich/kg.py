@@ -206,7 +206,11 @@ def embed_entities(ctx: StepContext, report: EnrichReport, unembedded_types: tup
     fast-method entities of `unembedded_types`."""
     if ctx.embedder is None:
         raise NeoweaveError("enrich kg needs the embedding model for entity embeddings")
-    bar = tqdm(desc="entity embeddings", unit="entity", disable=not ctx.progress)
+    total = None
+    if ctx.progress:  # a count is one scan of the entities: only when a bar shows it
+        counted = ctx.store.run("kg_count_entities_missing_embedding", {"unembedded_types": list(unembedded_types)})
+        total = int(counted[0]["missing"] or 0) if counted else None
+    bar = tqdm(total=total, desc="entity embeddings", unit="entity", disable=not ctx.progress)
     while True:
         rows = ctx.store.run("kg_entities_missing_embedding",
                              {"limit": batch, "unembedded_types": list(unembedded_types)})

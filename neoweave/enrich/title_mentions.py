@@ -138,7 +138,10 @@ def update_title_mentions(store: GraphStore, report: EnrichReport, index: TitleI
 def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scanned: bool, prefix: str,
           source: str, batch: int, progress: bool) -> None:
     """One pass over the kg-extracted chunks with this scan state; one write unit per page."""
-    bar = tqdm(desc="title mentions" + (" (new titles)" if scanned else ""), unit="chunk", disable=not progress)
+    total = int(store.run("kg_title_scan_count", {"scanned": scanned, "prefix": prefix})[0]["chunks"] or 0) \
+        if progress else None
+    bar = tqdm(total=total, desc="title mentions" + (" (new titles)" if scanned else ""), unit="chunk",
+               disable=not progress)
     after, now = "", now_iso()
     while True:
         rows = store.run("kg_title_scan_chunks", {"scanned": scanned, "prefix": prefix, "after": after,

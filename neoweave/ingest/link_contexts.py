@@ -28,7 +28,11 @@ def embed_all_link_contexts(store: GraphStore, embedder: TextEmbedder, *, batch_
     """Embed the context of every link that has none yet; returns how many were embedded."""
     done = 0
     seen: set[tuple[str, str, Any]] = set()
-    with tqdm(desc="link contexts", unit="link", disable=not progress) as bar:
+    total = None
+    if progress:  # a count is one scan of the links: only when a bar shows it
+        counted = store.run("links_count_missing_context_embedding")
+        total = int(counted[0]["missing"] or 0) if counted else None
+    with tqdm(total=total, desc="link contexts", unit="link", disable=not progress) as bar:
         while True:
             missing = store.run("links_missing_context_embedding_batch", {"limit": batch_size})
             if not missing:

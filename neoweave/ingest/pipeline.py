@@ -86,16 +86,39 @@ def _lower_thread_priority() -> None:
 
 
 class _Progress:
-    """tqdm bars for parsing, embedding and writing (silent when disabled)."""
+    """tqdm bars for reading, embedding and writing (silent when disabled). Reading counts bytes of the files
+    against their total size (known before the first is parsed; a JSONL file counts line by line), so it has an
+    ETA, and parsing runs at most a few documents ahead of embedding (the bottleneck). The chunk bars' totals
+    are the chunks parsed so far that need embedding: exact once reading is done, and from the start for one
+    large file."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, stats: SourceStats) -> None:
         self.enabled = enabled
+        self.stats = stats
+        self.documents = 0
         if enabled:
             from tqdm import tqdm
 
-            self.parsed = tqdm(desc="parsed documents", unit="doc", position=0, dynamic_ncols=True)
-            self.embedded = tqdm(desc="embedded chunks ", unit="chunk", position=1, dynamic_ncols=True)
-            self.written = tqdm(desc="written chunks  ", unit="chunk", position=2, dynamic_ncols=True)
+            self.read = tqdm(desc="read            ", unit="B", unit_scale=True, position=0, dynamic_ncols=True)
+            self.embedded = tqdm(total=0, desc="embedded chunks ", unit="chunk", position=1, dynamic_ncols=True)
+            self.written = tqdm(total=0, desc="written chunks  ", unit="chunk", position=2, dynamic_ncols=True)
+
+    def parsed(self, documents: int = 1) -> None:
+        """A document came out of parsing: move the read bar to the bytes read so far."""
+        if not self.enabled:
+            return
+        if self.read.total is None and self.stats.bytes_total is not None:
+            self.read.total = self.stats.bytes_total
+        self.documents += documents
+        self.read.set_postfix_str(f"{self.documents} documents", refresh=False)
+        self.read.update(max(0, self.stats.bytes_read - self.read.n))
+
+    def to_embed(self, chunks: int) -> None:
+        """Chunks of new or changed documents: they will be embedded and written."""
+        if self.enabled:
+            for bar in (self.embedded, self.written):
+                bar.total = (bar.total or 0) + chunks
+                bar.refresh()
 
     def update(self, bar: str, n: int) -> None:
         if self.enabled:
@@ -103,7 +126,9 @@ class _Progress:
 
     def close(self) -> None:
         if self.enabled:
-            for bar in (self.parsed, self.embedded, self.written):
+            if self.stats.bytes_total is not None:
+                self.read.update(max(0, self.stats.bytes_read - self.read.n))
+            for bar in (self.read, self.embedded, self.written):
                 bar.close()
 
 
@@ -143,8 +168,8 @@ class Ingestor:
         started = time.perf_counter()
         report = IngestReport()
         self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
-        progress = _Progress(self.options.progress)
         stats = SourceStats()
+        progress = _Progress(self.options.progress, stats)
         parsed: queue.Queue = queue.Queue(maxsize=16)
         to_write: queue.Queue = queue.Queue(maxsize=2)
         failure: list[BaseException] = []
@@ -245,6 +270,7 @@ class Ingestor:
             report.documents_changed += len(changed)
             report.documents_new += len(fresh) - len(changed)
             pending, pending_chunks = [], 0
+            progress.to_embed(sum(len(d.chunks) for d in fresh))
             return (fresh, changed) if fresh else None
 
         while True:
@@ -255,7 +281,7 @@ class Ingestor:
                 report.skipped.append(item)
                 log.info("skipped %s", item)
                 continue
-            progress.update("parsed", 1)
+            progress.parsed()
             if item.id in seen:
                 report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
                                                            f"(first seen in {seen[item.id]})"))
@@ -280,12 +306,15 @@ class Ingestor:
         docs, changed = batch
         chunks = [chunk for doc in docs for chunk in doc.chunks]
         texts = [chunk.text for chunk in chunks]
-        started = time.perf_counter()
-        vectors = self.embedder.embed(texts)
-        report.embed_seconds += time.perf_counter() - started
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            chunk.embedding = vector
-        progress.update("embedded", len(chunks))
+        step = max(1, self.options.embed_batch_chunks)
+        for start in range(0, len(chunks), step):  # one large document is many steps of the bar, not one
+            part = chunks[start:start + step]
+            started = time.perf_counter()
+            vectors = self.embedder.embed(texts[start:start + step])
+            report.embed_seconds += time.perf_counter() - started
+            for chunk, vector in zip(part, vectors, strict=True):
+                chunk.embedding = vector
+            progress.update("embedded", len(part))
         report.chunks += len(chunks)
         report.sections += sum(len(doc.sections) for doc in docs)
         to_write.put((docs, changed))

@@ -48,6 +48,10 @@ class SourceOptions:
 class SourceStats:
     files_seen: int = 0
     files_ignored: int = 0
+    bytes_total: int | None = None
+    """Size of the files to read (known before the first is parsed): the total of ingest's progress."""
+    bytes_read: int = 0
+    """Of them, read so far (a JSONL file counts line by line, so one large file shows its progress too)."""
 
 
 def _file_format(path: Path, requested: Format) -> str | None:
@@ -90,9 +94,12 @@ def _read_checked(path: Path, source: str, max_bytes: int) -> bytes | Skipped:
     return raw
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def _jsonl_lines(path: Path, stats: SourceStats | None = None) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as handle:
-        yield from enumerate(handle, start=1)
+        for number, line in enumerate(handle, start=1):
+            if stats is not None:
+                stats.bytes_read += len(line)
+            yield number, line
 
 
 def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict[str, dict],
@@ -110,6 +117,7 @@ def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict
     folder = root if root.is_dir() else root.parent
     root_url = _root_url(folder, options.base_url)
     stats = stats or SourceStats()
+    wanted: list[tuple[Path, str, str]] = []
     for file in _iter_files(root):
         stats.files_seen += 1
         relative = file.relative_to(folder).as_posix()
@@ -121,21 +129,33 @@ def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict
         if root.is_dir() and options.format != "auto" and _EXTENSIONS.get(file.suffix.lower()) != fmt:
             stats.files_ignored += 1  # --format html over a folder reads only its HTML files
             continue
+        wanted.append((file, relative, fmt))
+    stats.bytes_total = sum(_size(file) for file, _, _ in wanted)
+    for file, relative, fmt in wanted:
         source = str(file)
+        read_before = stats.bytes_read
         try:
-            yield from _parse_file(file, source, fmt, relative, root_url, options, hash_settings)
+            yield from _parse_file(file, source, fmt, relative, root_url, options, hash_settings, stats)
         except Exception as exc:
             yield Skipped(source, f"could not be parsed: {type(exc).__name__}: {exc}")
+        stats.bytes_read = read_before + _size(file)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
 
 
 def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str, options: SourceOptions,
-                hash_settings: dict[str, dict]) -> Iterator[Document | Skipped]:
+                hash_settings: dict[str, dict], stats: SourceStats) -> Iterator[Document | Skipped]:
     if fmt == "jsonl":
         checked = _read_checked_head(file, source)
         if isinstance(checked, Skipped):
             yield checked
             return
-        yield from _with_path(records.iter_jsonl(_jsonl_lines(file), source=source,
+        yield from _with_path(records.iter_jsonl(_jsonl_lines(file, stats), source=source,
                                                  settings=hash_settings["record"],
                                                  max_record_bytes=options.max_record_bytes), file)
         return

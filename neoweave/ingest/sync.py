@@ -188,10 +188,11 @@ class _Reader:
 
     def read(self, progress: bool) -> None:
         """Read everything without ingesting (a dry run)."""
-        with tqdm(desc="read documents", unit="doc", disable=not progress) as bar:
-            for item in self(SourceStats()):
-                if isinstance(item, Document):
-                    bar.update(1)
+        stats = SourceStats()
+        with tqdm(desc="read", unit="B", unit_scale=True, disable=not progress) as bar:
+            for _ in self(stats):  # bytes of the files against their total size (known after the first item)
+                bar.total = stats.bytes_total
+                bar.update(max(0, stats.bytes_read - bar.n))
 
     def _note(self, item: Document | Skipped) -> None:
         if isinstance(item, Skipped):
