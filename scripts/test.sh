@@ -2,7 +2,7 @@
 # Everything CI checks: setup, ruff, Neo4j's Cypher linter over every statement, and the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --local-llm  # the tests answer with the local model
+bash scripts/setup.sh --local-llm --dev  # the tests answer with the local model; test tools, LangChain, linter
 if ! command -v chromium >/dev/null; then  # the web page's browser test drives Debian's chromium
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing chromium (the web page's browser test)"
