@@ -221,3 +221,16 @@ def test_request_timeout_defaults_to_the_endpoint_kind_and_follows_the_setting(t
     assert LOCAL_TIMEOUT > ENDPOINT_TIMEOUT
     with pytest.raises(Exception, match="timeout"):
         load_settings(environ={"NEOWEAVE_LLM_TIMEOUT": "0"}, overrides=base)
+
+
+def test_clear_cache_forgets_responses_and_keeps_the_usage_log(stub, cli, workdir):
+    """`neoweave llm clear-cache`: delete does not purge the content-keyed cache; this does."""
+    database = LLMDatabase(workdir / ".neoweave" / "llm.sqlite")
+    gateway, _ = stub([(200, _completion("Paris", USAGE))], database=database)
+    gateway.chat(MESSAGES, stage="answer")
+    database.close()
+    assert "cleared 1 cached LLM responses" in cli("llm", "clear-cache").stdout
+    database = LLMDatabase(workdir / ".neoweave" / "llm.sqlite")
+    again, script = stub([(200, _completion("Paris, asked again", USAGE))], database=database)
+    assert again.chat(MESSAGES, stage="answer").text == "Paris, asked again" and len(script.requests) == 1
+    assert {row["stage"]: row["calls"] for row in database.usage()} == {"answer": 2}  # the log stays

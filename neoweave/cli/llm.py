@@ -62,6 +62,25 @@ def llm_usage(as_json: Annotated[bool, typer.Option("--json", help="machine-read
     console.print(table)
 
 
+@llm_app.command("clear-cache")
+def llm_clear_cache() -> None:
+    """Forget every cached LLM response (the usage log stays). The cache is keyed by content (model, messages,
+    parameters), not by document: `delete` and `sync` leave it, since a response is only reused for the very
+    same prompt (the same text sent again); clear it to erase every trace of deleted documents' text."""
+    from neoweave.llm import LLMDatabase, database_path
+
+    path = database_path(settings())
+    if not path.exists():
+        console.print(f"no LLM cache yet ({path})")
+        return
+    database = LLMDatabase(path)
+    try:
+        cleared = database.clear_responses()
+    finally:
+        database.close()
+    console.print(f"cleared {cleared} cached LLM responses ({path})", highlight=False)
+
+
 @llm_app.command("stop")
 def llm_stop() -> None:
     """Stop the local model servers neoweave started."""

@@ -48,6 +48,11 @@ class LLMDatabase:
                 "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)",
                 (key, model, json.dumps(response), time.time()))
 
+    def clear_responses(self) -> int:
+        """Forget every cached response (the call log stays); returns how many there were."""
+        with self._lock, self._connection:
+            return self._connection.execute("DELETE FROM responses").rowcount
+
     def record_call(self, call: dict[str, Any]) -> None:
         with self._lock, self._connection:
             self._connection.execute(
