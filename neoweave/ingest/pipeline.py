@@ -135,6 +135,9 @@ class _Progress:
 class Ingestor:
     """Ingest files into a store with one embedding model. Reusable across runs."""
 
+    refresh_indexes: bool = True
+    """Rebuild the vector indexes after changed documents (False: the caller does, once, after more changes)."""
+
     def __init__(self, store: GraphStore, embedder: TextEmbedder, options: IngestOptions | None = None) -> None:
         self.store = store
         self.embedder = embedder
@@ -240,8 +243,8 @@ class Ingestor:
         # retrieval only reads: the contexts LARAG and ppr rank links by are embedded here, once
         report.link_contexts_embedded = embed_all_link_contexts(self.store, self.embedder,
                                                                 progress=self.options.progress)
-        if report.documents_changed:  # rewritten chunks and forgotten entity facts (see refresh_vector_indexes)
-            self.store.refresh_vector_indexes(("Chunk", "Entity"))
+        if report.documents_changed and self.refresh_indexes:  # rewritten chunks and forgotten entity facts
+            self.store.refresh_vector_indexes(("Chunk", "Entity"))  # (see refresh_vector_indexes)
         report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
         report.seconds = time.perf_counter() - started
         return report

@@ -211,7 +211,10 @@ class _Reader:
 
 
 class _SyncIngestor(Ingestor):
-    """The ingest pipeline fed by the sync's reader instead of its own walk (same parse, hash check, writes)."""
+    """The ingest pipeline fed by the sync's reader instead of its own walk (same parse, hash check, writes).
+    The vector indexes are rebuilt once by `sync`, after its deletions too (FalkorDB: drop and re-create)."""
+
+    refresh_indexes = False
 
     def hash_settings(self) -> dict[str, dict]:
         return self._hash_settings()
@@ -236,24 +239,31 @@ def sync(store: GraphStore, embedder: TextEmbedder, path: str | Path, options: I
     ingestor = _SyncIngestor(store, embedder, options)
     reader = _Reader(root, options.sources, ingestor.hash_settings())
     report = SyncReport(where, dry_run=dry_run)
+    refresh = False
     if dry_run:
         reader.read(options.progress)
     else:
         report.ingest = ingestor.ingest_from(reader)
-    _plan(report, reader, before)
-    report.skipped = reader.skipped
-    report.files_seen, report.files_ignored = reader.stats.files_seen, reader.stats.files_ignored
-    if report.deleted and not reader.documents and not allow_empty:
-        message = (f"{where} yields no document now, but {len(report.deleted)} document(s) were read from it "
-                   "before: refusing to delete them all")
-        hint = ("check the path (an empty or unmounted folder?); to delete them, pass --allow-empty "
-                "(allow_empty=True) or run `neoweave delete PATH`")
-        if not dry_run:
-            raise NeoweaveError(message, hint=hint)
-        report.warnings.append(f"{message} ({hint})")
-    if report.deleted and not dry_run:
-        log.info("sync %s: deleting %d documents no longer there", where, len(report.deleted))
-        GraphWriter(store).delete_documents([doc.id for doc in report.deleted])
+        refresh = report.ingest.documents_changed > 0
+    try:
+        _plan(report, reader, before)
+        report.skipped = reader.skipped
+        report.files_seen, report.files_ignored = reader.stats.files_seen, reader.stats.files_ignored
+        if report.deleted and not reader.documents and not allow_empty:
+            message = (f"{where} yields no document now, but {len(report.deleted)} document(s) were read from it "
+                       "before: refusing to delete them all")
+            hint = ("check the path (an empty or unmounted folder?); to delete them, pass --allow-empty "
+                    "(allow_empty=True) or run `neoweave delete PATH`")
+            if not dry_run:
+                raise NeoweaveError(message, hint=hint)
+            report.warnings.append(f"{message} ({hint})")
+        if report.deleted and not dry_run:
+            log.info("sync %s: deleting %d documents no longer there", where, len(report.deleted))
+            refresh = True
+            GraphWriter(store).delete_documents([doc.id for doc in report.deleted], refresh_indexes=False)
+    finally:
+        if refresh:  # once for the updates and the deletions
+            store.refresh_vector_indexes(("Chunk", "Entity"))
     report.layers = derived_layers(store, changed=bool(report.added or report.updated or report.deleted))
     report.unattributed = int(store.run("documents_without_path")[0]["documents"])
     report.seconds = time.perf_counter() - started

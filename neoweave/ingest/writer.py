@@ -191,8 +191,9 @@ class GraphWriter:
     def find_documents(self, key: str, folder: str) -> list[dict[str, Any]]:
         return self.store.run("find_documents", {"key": key, "folder": folder})
 
-    def delete_documents(self, doc_ids: list[str]) -> LinkReport:
-        """Remove documents and everything only they own; links into them become unresolved elsewhere."""
+    def delete_documents(self, doc_ids: list[str], *, refresh_indexes: bool = True) -> LinkReport:
+        """Remove documents and everything only they own; links into them become unresolved elsewhere.
+        `refresh_indexes=False` leaves the vector index rebuild to the caller (sync: once for all its changes)."""
         if not doc_ids:
             return LinkReport()
         old_chunks = self._chunk_ids(doc_ids)
@@ -204,5 +205,6 @@ class GraphWriter:
             unit.run("delete_document_sections", {"doc_ids": doc_ids})
             unit.run("delete_document_nodes", {"doc_ids": doc_ids})
             forget_unused(unit)
-        self.store.refresh_vector_indexes(("Chunk", "Entity"))
+        if refresh_indexes:
+            self.store.refresh_vector_indexes(("Chunk", "Entity"))
         return self.resolve_links()
