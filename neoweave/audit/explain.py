@@ -118,7 +118,7 @@ class Explanation:
         try:
             page, _ = write_html(self, Path(path), self_contained=self_contained)
         except OSError as exc:
-            raise NeoweaveError(f"cannot write {path} (or the renderer beside it): {exc.strerror}") from exc
+            raise NeoweaveError(f"cannot write {path}: {exc.strerror}") from exc
         return page
 
 

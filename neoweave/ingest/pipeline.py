@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,25 @@ class IngestOptions:
         default = DEFAULT_CHUNKING.get(fmt, DEFAULT_CHUNKING["text"])
         return ChunkingOptions(self.chunk_size or default.chunk_size,
                                self.chunk_overlap if self.chunk_overlap is not None else default.chunk_overlap)
+
+
+def ingest_options(progress: bool, options: Mapping[str, Any], *, command: str = "sync") -> IngestOptions:
+    """`IngestOptions` from flat keywords (`SourceOptions` and `IngestOptions` fields, as `kb.ingest` takes them);
+    a bad name or value is a NeoweaveError naming it and the `command` it was given to."""
+    source_fields = set(SourceOptions.__dataclass_fields__)
+    ingest_fields = set(IngestOptions.__dataclass_fields__) - {"sources", "progress"}
+    unknown = sorted(set(options) - source_fields - ingest_fields)
+    if unknown:
+        raise NeoweaveError(f"{command} has no option {unknown}; its options: "
+                            f"{sorted(source_fields | ingest_fields)}")
+    try:
+        built = IngestOptions(sources=SourceOptions(**{k: v for k, v in options.items() if k in source_fields}),
+                              progress=progress, **{k: v for k, v in options.items() if k in ingest_fields})
+        for kind in ("html", "record"):
+            built.chunking(kind)
+    except (TypeError, ValueError) as exc:
+        raise NeoweaveError(f"invalid {command} option: {exc}") from exc
+    return built
 
 
 def _lower_thread_priority() -> None:

@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,24 +119,6 @@ class SyncReport:
             "files_seen": self.files_seen, "files_ignored": self.files_ignored,
             "ingest": self.ingest.as_dict() if self.ingest else None, "seconds": round(self.seconds, 3),
         }
-
-
-def ingest_options(progress: bool, options: Mapping[str, Any]) -> IngestOptions:
-    """`IngestOptions` from flat keywords (`SourceOptions` and `IngestOptions` fields, as `kb.ingest` takes them);
-    a bad name or value is a NeoweaveError naming it."""
-    source_fields = set(SourceOptions.__dataclass_fields__)
-    ingest_fields = set(IngestOptions.__dataclass_fields__) - {"sources", "progress"}
-    unknown = sorted(set(options) - source_fields - ingest_fields)
-    if unknown:
-        raise NeoweaveError(f"sync has no option {unknown}; its options: {sorted(source_fields | ingest_fields)}")
-    try:
-        built = IngestOptions(sources=SourceOptions(**{k: v for k, v in options.items() if k in source_fields}),
-                              progress=progress, **{k: v for k, v in options.items() if k in ingest_fields})
-        for kind in ("html", "record"):
-            built.chunking(kind)
-    except (TypeError, ValueError) as exc:
-        raise NeoweaveError(f"invalid sync option: {exc}") from exc
-    return built
 
 
 def resolve_sync_path(path: str | Path) -> Path:

@@ -174,23 +174,12 @@ class KnowledgeBase:
         (`{"id", "title", "text", "url", "metadata"}`). `options` are `IngestOptions` and `SourceOptions`
         fields (format, base_url, chunk_size, chunk_overlap, max_file_bytes, skip_paths, ...). Unchanged
         documents are skipped; every link's context is embedded before it returns."""
-        from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+        from neoweave.ingest import Ingestor
+        from neoweave.ingest.pipeline import ingest_options
 
         self._writable("ingest")
-        source_fields = set(SourceOptions.__dataclass_fields__)
-        ingest_fields = set(IngestOptions.__dataclass_fields__) - {"sources"}
-        unknown = sorted(set(options) - source_fields - ingest_fields)
-        if unknown:
-            raise NeoweaveError(f"ingest has no option {unknown}; its options: {sorted(source_fields | ingest_fields)}")
-        try:
-            ingest_options = IngestOptions(
-                sources=SourceOptions(**{k: v for k, v in options.items() if k in source_fields}),
-                progress=progress, **{k: v for k, v in options.items() if k in ingest_fields})
-            for kind in ("html", "record"):
-                ingest_options.chunking(kind)
-        except (TypeError, ValueError) as exc:
-            raise NeoweaveError(f"invalid ingest option: {exc}") from exc
-        ingestor = Ingestor(self.store, self.embedder, ingest_options)
+        built = ingest_options(progress, options, command="ingest")
+        ingestor = Ingestor(self.store, self.embedder, built)
         if isinstance(source, str | Path):
             return ingestor.ingest(source)
         return ingestor.ingest_records(source, source=source_name)
@@ -211,7 +200,8 @@ class KnowledgeBase:
         `dry_run` only reports what would change (allowed on a read-only knowledge base). A path that does not
         exist is refused; one that yields no document while documents were read from it is refused unless
         `allow_empty`. Enrich steps are not re-run: `report.next_steps` names the commands that would."""
-        from neoweave.ingest.sync import ingest_options, resolve_sync_path, sync
+        from neoweave.ingest.pipeline import ingest_options
+        from neoweave.ingest.sync import resolve_sync_path, sync
 
         built = ingest_options(progress, options)
         resolve_sync_path(path)  # a missing path is refused before the store or the model starts
