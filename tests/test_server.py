@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -40,6 +41,7 @@ def test_status_strategies_and_the_page(server):
     assert names["ppr"]["requires"] == ["kg"] and all(p["doc"] for p in names["ppr"]["parameters"])
     page = server.get("/")
     assert page.status_code == 200 and 'data-testid="ask-form"' in page.text
+    assert 'maxlength="300"' in page.text and 'max="20"' in page.text  # the knowledge base's limits, not copies
     paths = set(server.get("/openapi.json").json()["paths"])
     assert paths == {"/status", "/strategies", "/query", "/answer", "/explain", "/view", "/guide"}  # none writes
     guide = server.get("/guide")
@@ -58,6 +60,13 @@ def test_query_explain_and_view(server):
     assert {node["role"] for node in explanation["nodes"]} >= {"seed", "link", "section", "document"}
     view = server.get("/view", params={"question": EVENT_LOOP_Q, "strategy": "larag", "k": 1})
     assert view.status_code == 200 and "neo4j-viz-data" in view.text and "LINKS_TO" in view.text
+    assets = re.findall(r'(?:src|href)="(/assets/neoweave-viz-[^"]+)"', view.text)
+    assert len(view.text) < 100_000 and sorted(a.rsplit(".", 1)[1] for a in assets) == ["css", "js"]
+    for asset in assets:  # the renderer the page loads, served once and cached
+        served = server.get(asset)
+        assert served.status_code == 200 and len(served.content) > 1_000_000 and "max-age" in served.headers[
+            "cache-control"]
+    assert server.get("/assets/nothing.js").status_code == 404
 
 
 @pytest.mark.parametrize("body,status,message", [

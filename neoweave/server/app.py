@@ -93,7 +93,10 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> str:
-        return resources.files("neoweave.server").joinpath("page.html").read_text(encoding="utf-8")
+        """The web app, its input bounds those of the knowledge base's limits (as every front end's)."""
+        text = resources.files("neoweave.server").joinpath("page.html").read_text(encoding="utf-8")
+        return (text.replace("{{max_question_chars}}", str(kb.limits.max_question_chars))
+                .replace("{{max_k}}", str(kb.limits.max_k)))
 
     @app.get("/guide", response_class=HTMLResponse)
     def guide() -> HTMLResponse:
@@ -136,7 +139,7 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
         """The explanation as a graph page; the renderer it loads is served under /assets/."""
         return kb.explain(question, strategy, k, answer=answer, prompt=prompt).to_html(assets_prefix="/assets/")
 
-    @app.get("/assets/{name}")
+    @app.get("/assets/{name}", include_in_schema=False)
     def asset(name: str) -> Response:
         """The graph pages' shared renderer (neoweave-viz-<version>.js/.css), cached by the browser."""
         files = _renderer_files()
