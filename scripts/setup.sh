@@ -64,7 +64,7 @@ if [ "$LOCAL_LLM" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null;
   fi
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
-EXTRAS="embed,nlp,eval,viz,serve"
+EXTRAS="embed,nlp,eval,viz,serve,mcp"
 [ "$LOCAL_LLM" = 1 ] && EXTRAS="$EXTRAS,local-llm"
 [ "$LANGCHAIN" = 1 ] && EXTRAS="$EXTRAS,langchain"
 [ "$DEV" = 1 ] && EXTRAS="$EXTRAS,dev"

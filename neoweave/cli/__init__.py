@@ -18,6 +18,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     explain,
     ingest,
     llm,
+    mcp,
     query,
     serve,
     store,

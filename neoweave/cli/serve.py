@@ -14,6 +14,14 @@ from neoweave.errors import NeoweaveError
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def public_host_warning(host: str) -> str | None:
+    """The warning for a server bound beyond this machine (`serve`, `mcp --http`): it has no authentication."""
+    if host in LOCAL_HOSTS:
+        return None
+    return (f"[yellow]warning[/yellow]: serving on {host}: anyone who can reach it can query the graph "
+            "(there is no authentication; put a proxy with one in front)")
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option("--host", help="address to bind (localhost only by default)")] = "127.0.0.1",
@@ -39,9 +47,8 @@ def serve(
                         ("--max-body-bytes", max_body_bytes)):
         if value < 1:
             raise NeoweaveError(f"{name} must be at least 1, not {value}")
-    if host not in LOCAL_HOSTS:
-        console.print(f"[yellow]warning[/yellow]: serving on {host}: anyone who can reach it can query the graph "
-                      "(there is no authentication; put a proxy with one in front)")
+    if warning := public_host_warning(host):
+        console.print(warning)
     cfg = settings()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("neoweave").setLevel(logging.INFO)  # each request's line (the CLI's default is warnings)

@@ -23,15 +23,17 @@ class Limits:
     """Largest k (seed / top-k chunks)."""
     max_parameter: int = 1000
     """Any other integer parameter (depth, n_links, entities, ...) is bounded by this, in absolute value."""
+    max_rows: int = 1000
+    """Most rows a server returns for one typed Cypher query (the MCP `cypher` tool); the rest are left out."""
 
     @classmethod
     def unbounded(cls) -> Limits:
         """No practical bound: for evaluations and trusted scripts."""
         big = 10**9
-        return cls(max_question_chars=big, max_k=big, max_parameter=big)
+        return cls(max_question_chars=big, max_k=big, max_parameter=big, max_rows=big)
 
     def __post_init__(self) -> None:
-        for name in ("max_question_chars", "max_k", "max_parameter"):
+        for name in ("max_question_chars", "max_k", "max_parameter", "max_rows"):
             if getattr(self, name) < 1:
                 raise NeoweaveError(f"limit {name} must be at least 1, not {getattr(self, name)}")
 
