@@ -20,6 +20,7 @@ import httpx
 import pytest
 from conftest import COMMUNITY_CORPUS
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from neoweave.cli.serve import public_host_warning
 from neoweave.config import Settings, load_settings
@@ -231,9 +232,10 @@ def test_streamable_http_answers_like_stdio_and_guards_its_door(graph, local):
     before = _footprint(local)
     expected = [item.chunk_id for item in local.retrieve(QUESTION, "naive", 2).items]
     port = _free_port()
+    token = "t0ken-for-the-test-only"
     server = subprocess.Popen(_command(graph, "--http", "--port", str(port), "--max-body-bytes", "4096"),
-                              cwd=graph.root, env=graph.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+                              cwd=graph.root, env={**graph.env, "NEOWEAVE_TOKEN": token}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         lines = []
@@ -245,7 +247,9 @@ def test_streamable_http_answers_like_stdio_and_guards_its_door(graph, local):
         assert any(f"neoweave mcp serving {url}" in line for line in lines), lines
 
         async def session() -> None:
-            async with Client(url) as client:
+            transport = streamable_http_client(url, http_client=create_mcp_http_client(
+                headers={"Authorization": f"Bearer {token}"}))
+            async with Client(transport) as client:
                 assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
                 found = _data(await client.call_tool("retrieve", {"question": QUESTION, "strategy": "naive",
                                                                   "k": 2}))
@@ -256,8 +260,13 @@ def test_streamable_http_answers_like_stdio_and_guards_its_door(graph, local):
                     "retrieve", {"question": QUESTION, "k": 51}))
 
         anyio.run(session)
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        anonymous = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        refused = httpx.post(url, json=ping, headers=anonymous, timeout=30)  # --token (NEOWEAVE_TOKEN) was given
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+        wrong = httpx.post(url, json=ping, headers={**anonymous, "Authorization": "Bearer x" + token}, timeout=30)
+        assert wrong.status_code == 401
+        headers = {**anonymous, "Authorization": f"Bearer {token}"}
         rebound = httpx.post(url, json=ping, headers={**headers, "Host": "attacker.example"}, timeout=30)
         assert rebound.status_code == 421  # DNS-rebinding protection on a localhost binding
         padded = {**ping, "params": {"_meta": {"padding": "x" * 8000}}}
@@ -274,6 +283,12 @@ def test_streamable_http_answers_like_stdio_and_guards_its_door(graph, local):
 def test_a_public_binding_is_warned_about_and_bad_options_are_refused(graph):
     assert public_host_warning("127.0.0.1") is None and public_host_warning("::1") is None
     assert "anyone who can reach it can query the graph" in public_host_warning("0.0.0.0")
+    assert "TLS" in public_host_warning("0.0.0.0", "a-token-of-sixteen+")
+    for options, message in ((["--host", "0.0.0.0"], "refusing without a token"),
+                             (["--host", "0.0.0.0", "--token", "short"], "--token must be at least 16 characters")):
+        bad = subprocess.run(_command(graph, "--http", *options), cwd=graph.root, env=graph.env,
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 1 and message in " ".join(bad.stderr.split()), bad.stderr
     bad = subprocess.run(_command(graph, "--http", "--port", "70000"), cwd=graph.root, env=graph.env,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "--port must be between 1 and 65535, not 70000" in bad.stderr

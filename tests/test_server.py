@@ -117,3 +117,29 @@ def test_eight_concurrent_clients_get_what_one_client_gets(server):
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(ask, QUESTIONS * 3))
     assert together == alone * 3
+
+
+def test_a_token_guards_every_request_and_the_page_takes_it_once(falkordb_store, embedder, site, tmp_path, cli):
+    """`serve --token` (NEOWEAVE_TOKEN): 401 without it, the Bearer header or the page's cookie let through;
+    binding beyond localhost without a token is refused unless --insecure."""
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    settings = load_settings(overrides={"falkordb": {"data_dir": tmp_path / "data"}}, environ={})
+    kb = KnowledgeBase(settings, store=falkordb_store, embedder=embedder, read_only=True)
+    token = "a-shared-secret-for-the-team"
+    with running_server(create_app(kb, token=token)) as url, httpx.Client(base_url=url, timeout=120) as client:
+        for path in ("/status", "/", "/strategies", "/view?question=x", "/assets/x.js", "/docs"):
+            refused = client.get(path)
+            assert refused.status_code == 401 and refused.json()["error"] == "a token is required", path
+        assert client.post("/query", json={"question": EVENT_LOOP_Q}).status_code == 401
+        assert client.get("/status", headers={"Authorization": "Bearer " + token[:-1]}).status_code == 401
+        assert client.get("/status", headers={"Authorization": f"Bearer {token}"}).json()["nodes"]["Chunk"] == 6
+        entry = client.get(f"/?token={token}", follow_redirects=False)  # the web page, opened once with it
+        assert entry.status_code == 303 and entry.headers["location"] == "/" and "HttpOnly" in entry.headers[
+            "set-cookie"]
+        assert client.get("/").status_code == 200  # the cookie now goes with every request of the page
+        found = client.post("/query", json={"question": EVENT_LOOP_Q, "strategy": "naive", "k": 1})
+        assert found.status_code == 200 and found.json()["items"]
+    for options, message in ((["--host", "0.0.0.0"], "refusing without a token"),
+                             (["--host", "0.0.0.0", "--token", "short"], "at least 16 characters")):
+        refused = cli("serve", *options, check=False)
+        assert refused.returncode == 1 and message in " ".join(refused.stderr.split()), refused.stderr

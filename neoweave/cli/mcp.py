@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from neoweave.cli.common import app, err_console, settings
-from neoweave.cli.serve import public_host_warning
+from neoweave.cli.serve import INSECURE_HELP, TOKEN_HELP, public_host_warning
 from neoweave.errors import NeoweaveError
 from neoweave.kb.limits import Limits
 
@@ -30,6 +30,9 @@ def mcp_server(
     max_rows: Annotated[int, typer.Option("--max-rows", help="most rows the cypher tool returns")] = Limits.max_rows,
     max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="--http: largest request body")
                               ] = 64 * 1024,
+    token: Annotated[str | None, typer.Option("--token", envvar="NEOWEAVE_TOKEN", help="--http: " + TOKEN_HELP,
+                                              show_envvar=True)] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="--http: " + INSECURE_HELP)] = False,
 ) -> None:
     """Serve the graph to MCP clients (desktop assistants, IDEs): tools to retrieve, explain and answer with any
     strategy, to read entities, communities and documents, and read-only Cypher; the schema and saved queries as
@@ -49,7 +52,11 @@ def mcp_server(
                         ("--max-body-bytes", max_body_bytes)):
         if value < 1:
             raise NeoweaveError(f"{name} must be at least 1, not {value}")
-    if http and (warning := public_host_warning(host)):
+    if http:
+        from neoweave.server.auth import require_token_for
+
+        require_token_for(host, token, insecure=insecure, command="mcp --http")
+    if http and (warning := public_host_warning(host, token)):
         err_console.print(warning)
     limits = Limits(max_question_chars=max_question_chars, max_k=max_k, max_rows=max_rows)
     started = time.perf_counter()
@@ -62,19 +69,24 @@ def mcp_server(
             kb.embedder.embed_query("warm up")  # the first call should not pay for loading the model
         server = create_server(kb)
         if http:
-            _serve_http(server, host, port, max_body_bytes, started)
+            _serve_http(server, host, port, max_body_bytes, started, token)
             return
         err_console.print(f"neoweave mcp on stdio, ready after {time.perf_counter() - started:.1f} s", highlight=False)
         server.run("stdio")  # the SDK points fd 1 at stderr while it serves: stray output misses the wire
 
 
-def _serve_http(server: MCPServer, host: str, port: int, max_body_bytes: int, started: float) -> None:
+def _serve_http(server: MCPServer, host: str, port: int, max_body_bytes: int, started: float,
+                token: str | None) -> None:
     """Streamable HTTP at /mcp under uvicorn; DNS-rebinding protection is on for a localhost binding."""
     import uvicorn
 
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}/mcp"
     asgi = server.streamable_http_app(host=host, max_request_body_size=max_body_bytes)
+    if token is not None:  # every request must carry it (Authorization: Bearer), as on `serve`
+        from neoweave.server.auth import RequireToken
+
+        asgi = RequireToken(asgi, token)
 
     class ReadyServer(uvicorn.Server):
         """Says where it listens once it does (a supervisor reading stderr waits for this line)."""

@@ -74,12 +74,17 @@ def post(url: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
     """The server's JSON answer; None when it cannot be reached (the caller then works in-process). A request
     the server refuses raises its error, as the in-process path would."""
     data = json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url.rstrip("/") + path, data=data, method="POST",
-                                     headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token := os.environ.get("NEOWEAVE_TOKEN"):  # a server started with --token (the token is never on disk)
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url.rstrip("/") + path, data=data, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
             return json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            log.info("the server at %s wants a token (set NEOWEAVE_TOKEN): working in-process", url)
+            return None
         try:
             error = json.loads(exc.read().decode("utf-8"))
         except ValueError:

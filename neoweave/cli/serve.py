@@ -14,12 +14,21 @@ from neoweave.errors import NeoweaveError
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def public_host_warning(host: str) -> str | None:
-    """The warning for a server bound beyond this machine (`serve`, `mcp --http`): it has no authentication."""
+def public_host_warning(host: str, token: str | None = None) -> str | None:
+    """What to say about a server bound beyond this machine (`serve`, `mcp --http`): without a token (only with
+    --insecure) anyone who reaches it reads the graph; with one, it still travels unencrypted."""
     if host in LOCAL_HOSTS:
         return None
-    return (f"[yellow]warning[/yellow]: serving on {host}: anyone who can reach it can query the graph "
-            "(there is no authentication; put a proxy with one in front)")
+    if token is not None:
+        return (f"[yellow]note[/yellow]: serving on {host} with a token; plain HTTP does not encrypt it: put a TLS "
+                "proxy in front beyond a trusted network")
+    return (f"[yellow]warning[/yellow]: serving on {host} without a token (--insecure): anyone who can reach it "
+            "can query the graph")
+
+
+TOKEN_HELP = ("a shared secret every request must carry (Authorization: Bearer TOKEN; the web page: open "
+              "/?token=TOKEN once); required to bind beyond localhost")
+INSECURE_HELP = "bind beyond localhost without a token (anyone who reaches the port reads the graph)"
 
 
 @app.command()
@@ -29,6 +38,9 @@ def serve(
     max_k: Annotated[int, typer.Option("--max-k", help="largest k a request may ask for")] = 50,
     max_question_chars: Annotated[int, typer.Option("--max-question-chars", help="longest question")] = 2000,
     max_body_bytes: Annotated[int, typer.Option("--max-body-bytes", help="largest request body")] = 64 * 1024,
+    token: Annotated[str | None, typer.Option("--token", envvar="NEOWEAVE_TOKEN", help=TOKEN_HELP,
+                                              show_envvar=True)] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help=INSECURE_HELP)] = False,
 ) -> None:
     """Serve /query, /answer, /explain, /view, /status and a web page that compares strategies side by side
     (read-only; OpenAPI at /docs). While it runs, `neoweave query` and `explain` for this graph use it."""
@@ -47,7 +59,10 @@ def serve(
                         ("--max-body-bytes", max_body_bytes)):
         if value < 1:
             raise NeoweaveError(f"{name} must be at least 1, not {value}")
-    if warning := public_host_warning(host):
+    from neoweave.server.auth import require_token_for
+
+    require_token_for(host, token, insecure=insecure, command="serve")
+    if warning := public_host_warning(host, token):
         console.print(warning)
     cfg = settings()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -74,8 +89,8 @@ def serve(
                                   f"{time.perf_counter() - started:.1f} s; Ctrl-C stops", highlight=False)
                     console.file.flush()  # a supervisor reading a pipe sees it now
 
-        server = AnnouncingServer(uvicorn.Config(create_app(kb, max_body_bytes=max_body_bytes), host=host,
-                                                 port=port, log_level="warning"))
+        server = AnnouncingServer(uvicorn.Config(create_app(kb, max_body_bytes=max_body_bytes, token=token),
+                                                 host=host, port=port, log_level="warning"))
         try:
             server.run()
         finally:

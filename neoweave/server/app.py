@@ -56,9 +56,10 @@ MAX_BODY_BYTES = 64 * 1024
 """Largest request body accepted (the question and parameters of one request fit in far less)."""
 
 
-def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
+def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES, token: str | None = None):
     """The FastAPI application over a knowledge base (opened read-only by `neoweave serve`): its limits bound
-    every request, as they bound the command line's."""
+    every request, as they bound the command line's; with `token`, every request must carry it
+    (`neoweave.server.auth`)."""
     app = FastAPI(title="neoweave", version=_version(),
                   description="Retrieve, answer and explain over one knowledge graph (read-only).")
     app.state.kb = kb
@@ -149,6 +150,10 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES):
         text, media_type = files[name]
         return Response(text, media_type=media_type, headers={"Cache-Control": "public, max-age=86400"})
 
+    if token is not None:  # added last: the outermost layer, so a request without it reaches nothing
+        from neoweave.server.auth import RequireToken
+
+        app.add_middleware(RequireToken, token=token)
     return app
 
 
