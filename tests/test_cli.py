@@ -91,8 +91,8 @@ def test_ingest_bad_options_and_paths(cli, workdir):
     assert bad.returncode == 1 and "ingest path not found" in bad.stderr
     bad = cli("ingest", str(workdir), "--chunk-size", "10", check=False)
     assert bad.returncode == 1 and "chunk_size must be at least 50" in bad.stderr
-    bad = cli("ingest", str(workdir), "--format", "pdf", check=False)
-    assert bad.returncode == 1 and "unknown --format 'pdf'" in bad.stderr
+    bad = cli("ingest", str(workdir), "--format", "rtf", check=False)
+    assert bad.returncode == 1 and "unknown --format 'rtf'" in bad.stderr
 
 
 def test_eval_ingests_and_writes_report_json_and_plot(cli, workdir, site):

@@ -21,7 +21,7 @@ import pytest
 PACKAGE = "neoweave"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "config", "parameters", "registry", "protocols", "processes", "watchdog", "token_counting",
-     "embeddings", "llm", "graph_schema", "cypher", "store", "serialization"),  # 0 core
+     "embeddings", "llm", "graph_schema", "cypher", "store", "serialization", "input_formats"),  # 0 core
     ("nlp",),  # 1 shared text tools
     ("ingest",),  # 2
     ("enrich",),  # 3

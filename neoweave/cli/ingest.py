@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import app, console, err_console, knowledge_base
+from neoweave.input_formats import FORMATS
 
 
 def ingest_options(fmt: str, base_url: str | None, chunk_size: int | None, chunk_overlap: int | None,
@@ -26,7 +27,7 @@ def ingest_options(fmt: str, base_url: str | None, chunk_size: int | None, chunk
 @app.command()
 def ingest(
     path: Annotated[Path, typer.Argument(help="a file or folder to ingest")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="auto|html|jsonl|json|text|markdown")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="|".join(FORMATS))] = "auto",
     base_url: Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")] = None,
     chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")] = None,
     chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from neoweave.cli.common import app, console, err_console, knowledge_base
 from neoweave.cli.ingest import ingest_options
+from neoweave.input_formats import FORMATS
 
 if TYPE_CHECKING:
     from neoweave.ingest.sync import SyncReport
@@ -25,7 +26,7 @@ def sync(
                                                             "write nothing")] = False,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="delete every document read from PATH "
                                                                     "when it now yields none")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="auto|html|jsonl|json|text|markdown")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="|".join(FORMATS))] = "auto",
     base_url: Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")] = None,
     chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")] = None,
     chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,

@@ -142,6 +142,7 @@ SCHEMA = GraphSchema(
             "Section",
             key="id",
             properties=("doc_id", "anchor", "title", "url", "order", "level", "start", "end",
+                        "page_start", "page_end",  # the pages a PDF section spans
                         "links_json", "unresolved_links_json", "inferred_pending", "titles_scanned"),
             indexed=("doc_id", "url", "inferred_pending"),
             doc="A titled part of a document; hyperlinks point at sections.",

@@ -1,4 +1,4 @@
-"""Ingest: documents into the lexical and hyperlink graph (HTML, JSON/JSONL records, text and Markdown).
+"""Ingest: documents into the lexical and hyperlink graph (HTML, JSON/JSONL records, text, Markdown, PDF, DOCX).
 
     Ingestor(store, embedder, IngestOptions()).ingest("docs/")     # what `kb.ingest("docs/")` runs
 """

@@ -27,6 +27,8 @@ DEFAULT_CHUNKING = {
     "html": ChunkingOptions(1000, 150),
     "markdown": ChunkingOptions(1000, 150),
     "text": ChunkingOptions(1000, 150),
+    "pdf": ChunkingOptions(1000, 150),  # PDF and DOCX read as text: the text defaults
+    "docx": ChunkingOptions(1000, 150),
     "record": ChunkingOptions(1200, 100),
 }
 

@@ -55,6 +55,7 @@ class Section:
     links: list[Link] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)  # every element id inside the section (link targets)
     chunks: list[Chunk] = field(default_factory=list)
+    pages: tuple[int, int] | None = None  # first and last page (1-based) of a PDF section: its provenance
 
 
 @dataclass

@@ -64,7 +64,7 @@ class IngestReport:
 class IngestOptions:
     sources: SourceOptions = field(default_factory=SourceOptions)
     chunk_size: int | None = None
-    """Characters per chunk; None uses the per-format default (1000 for HTML/text, 1200 for records)."""
+    """Characters per chunk; None uses the per-format default (1000 for HTML/text/PDF/DOCX, 1200 for records)."""
     chunk_overlap: int | None = None
     embed_batch_chunks: int = 256
     """Chunks per embedding call (and per write unit)."""
@@ -165,14 +165,14 @@ class Ingestor:
 
     def _hash_settings(self) -> dict[str, dict]:
         settings = {}
-        for fmt in ("html", "text", "markdown", "record"):
+        for fmt in DEFAULT_CHUNKING:
             chunking = self.options.chunking(fmt)
             settings[fmt] = {"chunk_size": chunking.chunk_size, "chunk_overlap": chunking.chunk_overlap,
                              "embedding_model": self.embedder.model_name}
         return settings
 
     def ingest(self, path: str | Path) -> IngestReport:
-        """Ingest a file or folder (HTML, JSON/JSONL records, text, Markdown)."""
+        """Ingest a file or folder (HTML, JSON/JSONL records, text, Markdown, PDF, DOCX)."""
         return self._ingest(lambda stats: iter_documents(path, self.options.sources, self._hash_settings(), stats))
 
     def ingest_records(self, records: Iterable[Any], *, source: str) -> IngestReport:
@@ -201,7 +201,7 @@ class Ingestor:
 
         def produce() -> None:
             _lower_thread_priority()
-            chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in ("html", "text", "markdown", "record")}
+            chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in DEFAULT_CHUNKING}
             try:
                 for item in items(stats):
                     if stop.is_set():

@@ -12,20 +12,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import html, records, text
 from neoweave.ingest.documents import Document, Skipped, content_hash
+from neoweave.input_formats import BINARY_FORMATS, FORMATS, Format
+from neoweave.input_formats import EXTENSIONS as _EXTENSIONS
 
-Format = Literal["auto", "html", "jsonl", "json", "text", "markdown"]
-FORMATS: tuple[str, ...] = ("auto", "html", "jsonl", "json", "text", "markdown")
-_EXTENSIONS: dict[str, str] = {
-    ".html": "html", ".htm": "html", ".xhtml": "html",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-    ".md": "markdown", ".markdown": "markdown",
-    ".txt": "text", ".text": "text", ".rst": "text",
-}
+__all__ = ["FORMATS", "Format", "SourceOptions", "SourceStats", "iter_documents"]
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ def _iter_files(root: Path) -> Iterator[Path]:
             yield Path(folder) / name
 
 
-def _read_checked(path: Path, source: str, max_bytes: int) -> bytes | Skipped:
+def _read_checked(path: Path, source: str, max_bytes: int, binary: bool = False) -> bytes | Skipped:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -89,7 +83,7 @@ def _read_checked(path: Path, source: str, max_bytes: int) -> bytes | Skipped:
         raw = path.read_bytes()
     except OSError as exc:
         return Skipped(source, f"cannot read: {exc.strerror}")
-    if b"\x00" in raw[:8192]:
+    if not binary and b"\x00" in raw[:8192]:
         return Skipped(source, "binary file (contains NUL bytes)")
     return raw
 
@@ -159,9 +153,13 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
                                                  settings=hash_settings["record"],
                                                  max_record_bytes=options.max_record_bytes), file)
         return
-    raw = _read_checked(file, source, options.max_file_bytes)
+    raw = _read_checked(file, source, options.max_file_bytes, binary=fmt in BINARY_FORMATS)
     if isinstance(raw, Skipped):
         yield raw
+        return
+    if fmt in BINARY_FORMATS:
+        yield from _with_path([_parse_binary(raw, source, fmt, root_url + relative, root_url, options,
+                                             hash_settings)], file)
         return
     if fmt == "json":
         try:
@@ -194,6 +192,21 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
                                  content_hash=digest, markdown=markdown,
                                  context_words=options.html.context_words)
     yield from _with_path([result], file)
+
+
+def _parse_binary(raw: bytes, source: str, fmt: str, page_url: str, root_url: str, options: SourceOptions,
+                  hash_settings: dict[str, dict]) -> Document | Skipped:
+    """PDF and DOCX: their parsers import their libraries only now (a missing one skips the file, naming the
+    extra that installs it)."""
+    from neoweave.ingest import docx, pdf
+
+    parser = pdf.parse_pdf if fmt == "pdf" else docx.parse_docx
+    version = pdf.PARSER_VERSION if fmt == "pdf" else docx.PARSER_VERSION
+    words = options.html.context_words
+    settings = hash_settings.get(fmt, hash_settings.get("text", {}))  # callers that predate the format
+    digest = content_hash(raw, {**settings, "parser": version, "url": page_url, "context_words": words})
+    return parser(raw, doc_id=page_url, page_url=page_url, root_url=root_url, source=source, content_hash=digest,
+                  context_words=words)
 
 
 def _read_checked_head(path: Path, source: str) -> Skipped | None:

@@ -61,6 +61,8 @@ def _section_rows(doc: Document) -> list[dict[str, Any]]:
         props = {"id": section.id, "doc_id": doc.id, "anchor": section.anchor, "title": section.title,
                  "url": section.url, "order": section.order, "level": section.level, "start": section.start,
                  "end": section.end}
+        if section.pages:
+            props["page_start"], props["page_end"] = section.pages
         if links:
             props["links_json"] = json.dumps(links, ensure_ascii=False)
         rows.append({"id": section.id, "doc_id": doc.id, "props": props})
