@@ -143,6 +143,8 @@ EXAMPLES = {
                  "now": "2026-01-01T00:00:00+00:00"},
     "count_nodes_by_label": {},
     "count_relationships_by_type": {},
+    "graph_labels": {},
+    "graph_relationship_types": {},
     "ping": {},
     "list_indexes": {},
     "list_constraints": {},
@@ -384,7 +386,8 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "tags_user_edit_chunk", "tags_user_edit_document", "rst_forget_chunks", "rst_write_features",
           "rst_write_relations"}
 # Statements that must return rows on the seeded graph (with the document written first).
-RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "vector_search", "fulltext_search",
+RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "graph_labels", "vector_search",
+                "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
                 "kg_section_titles", "kg_document_anchors"}

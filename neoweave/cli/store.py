@@ -1,4 +1,4 @@
-"""Store commands: init, status, check, cypher, delete, and the embedded server."""
+"""Store commands: init, status, check, cypher, delete, backup, restore, and the embedded server."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, group, knowledge_base, settings
+from neoweave.cli.common import app, console, err_console, group, knowledge_base, settings
 from neoweave.errors import NeoweaveError
 
 server_app = group("server", "The embedded FalkorDB server (the default store).")
@@ -197,6 +197,56 @@ def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/fol
     console.print(f"deleted {len(ids)} document(s)")
     for doc_id in ids[:20]:
         console.print(f"  {doc_id}", highlight=False)
+
+
+def _neo4j_tools(path: str, *, restore: bool) -> None:
+    """Neo4j is backed up with its own tools: print their commands, and fail (nothing was copied)."""
+    from neoweave.kb.backup import neo4j_commands
+
+    cfg = settings()
+    if cfg.store.backend != "neo4j":
+        return
+    console.print(f"Neo4j has its own tools: to {'restore' if restore else 'back up'} database "
+                  f"'{cfg.neo4j.database}' (docker/compose.yml), run:", highlight=False)
+    print(neo4j_commands(cfg, path, restore=restore))
+    err_console.print(f"[red]error[/red]: neoweave does not {'restore' if restore else 'back up'} Neo4j itself; "
+                      "nothing was done", highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command()
+def backup(
+    dest: Annotated[str, typer.Argument(help="a new (or empty) directory for the backup")],
+    no_llm_cache: Annotated[bool, typer.Option("--no-llm-cache", help="leave out llm.sqlite")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the manifest")] = False,
+) -> None:
+    """Back up the store while it serves: a snapshot of every graph, the LLM cache and a manifest (docs/backup.md)."""
+    from neoweave.kb.backup import MANIFEST, summary
+
+    _neo4j_tools(dest, restore=False)
+    say = (lambda text: None) if as_json else (lambda text: console.print(text, highlight=False, soft_wrap=True))
+    with knowledge_base(read_only=True) as kb:
+        manifest = kb.backup(dest, llm_cache=not no_llm_cache, progress=say)
+    if as_json:
+        print(json.dumps(manifest, indent=2, default=str))
+        return
+    for name, graph in sorted(manifest["graphs"].items()):
+        say(f"graph '{name}': {summary(graph)}")
+    say(f"backup written to {dest} ({', '.join([*sorted(manifest['files']), MANIFEST])})")
+
+
+@app.command()
+def restore(
+    src: Annotated[str, typer.Argument(help="a directory written by `neoweave backup`")],
+    force: Annotated[bool, typer.Option("--force", help="replace a store that is not empty (its server is "
+                                        "stopped first)")] = False,
+) -> None:
+    """Restore a backup into this data directory (its store must be empty, unless --force); checksums are verified
+    first and the restored graphs' counts after."""
+    _neo4j_tools(src, restore=True)
+    with knowledge_base() as kb:
+        kb.restore(src, force=force, progress=lambda text: console.print(text, highlight=False, soft_wrap=True))
+    console.print(f"restored {src} into {settings().falkordb.data_dir}", highlight=False)
 
 
 @server_app.command("start")

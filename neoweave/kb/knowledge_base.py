@@ -170,7 +170,7 @@ class KnowledgeBase:
     # -- building the graph ----------------------------------------------------------------------
     def ingest(self, source: str | Path | Iterable[Mapping[str, Any]], *, source_name: str = "records",
                progress: bool = False, **options: Any) -> IngestReport:
-        """Ingest a file or folder (HTML, JSON/JSONL, text, Markdown), or in-memory records
+        """Ingest a file or folder (HTML, JSON/JSONL, text, Markdown, PDF, DOCX), or in-memory records
         (`{"id", "title", "text", "url", "metadata"}`). `options` are `IngestOptions` and `SourceOptions`
         fields (format, base_url, chunk_size, chunk_overlap, max_file_bytes, skip_paths, ...). Unchanged
         documents are skipped; every link's context is embedded before it returns."""
@@ -323,6 +323,23 @@ class KnowledgeBase:
         counts = store.counts()
         return {"store": store.health(), "meta": store.read_meta(), "nodes": counts.nodes,
                 "relationships": counts.relationships}
+
+    def backup(self, dest: str | Path, *, llm_cache: bool = True, progress: Callable[[str], None] | None = None
+               ) -> dict[str, Any]:
+        """Snapshot the store (every graph, while it serves) and the LLM cache into the new directory `dest`;
+        returns the manifest (docs/backup.md). Only reads: allowed read-only."""
+        from neoweave.kb.backup import backup
+
+        return backup(self.settings, dest, llm_cache=llm_cache, progress=progress or log.info)
+
+    def restore(self, src: str | Path, *, force: bool = False, progress: Callable[[str], None] | None = None
+                ) -> dict[str, Any]:
+        """Replace the (empty, or with `force` any) store by the backup `src`, checked before and after."""
+        from neoweave.kb.backup import restore
+
+        self._writable("restore")
+        self.close()  # the server restarts on the restored files; the store reconnects on next use
+        return restore(self.settings, src, force=force, progress=progress or log.info)
 
     def strategies(self) -> list[dict[str, Any]]:
         """Every strategy: name, one-line description, whether it calls an LLM, parameters with defaults."""

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,8 @@ class ServerPaths:
     lock_file: Path
     watchdog_pid_file: Path
     watchdog_log_file: Path
+    aof_dir: Path
+    """The append-only files (`--appenddirname`): the whole store; the rest of the directory is runtime state."""
 
 
 def server_paths(data_dir: Path) -> ServerPaths:
@@ -73,6 +76,7 @@ def server_paths(data_dir: Path) -> ServerPaths:
         lock_file=data_dir / "server.lock",
         watchdog_pid_file=data_dir / "falkordb-watchdog.pid",
         watchdog_log_file=data_dir / "falkordb-watchdog.log",
+        aof_dir=data_dir / "appendonly",
     )
 
 
@@ -253,6 +257,22 @@ class EmbeddedFalkorDB:
             self._ensure_watchdog()
         return self.socket_path
 
+    @contextlib.contextmanager
+    def offline(self) -> Iterator[Callable[[], str]]:
+        """Stop the server and hold the start lock while the block replaces its files (`neoweave restore`), so no
+        other neoweave process starts it on half-replaced files. The block's `start()` starts it from the files as
+        they are then and returns its socket; without it, the next command starts the server."""
+        with self._lock():
+            self.stop()
+
+            def start() -> str:
+                self._clean_stale()
+                self._start()
+                self._ensure_watchdog()
+                return self.socket_path
+
+            yield start
+
     def watchdog_pid(self) -> int | None:
         """The pid of the server's watchdog, if one runs."""
         return watchdog_pid(self.paths.watchdog_pid_file)
@@ -289,7 +309,7 @@ class EmbeddedFalkorDB:
             "--dir", str(data),
             "--appendonly", "yes",
             "--appendfsync", self.appendfsync,
-            "--appenddirname", "appendonly",
+            "--appenddirname", self.paths.aof_dir.name,
             "--save", "",
             "--daemonize", "yes",
             "--pidfile", str(self.paths.pid_file),
