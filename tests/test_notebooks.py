@@ -14,7 +14,7 @@ NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
 
 
 def test_notebooks_are_committed_without_outputs():
-    assert len(NOTEBOOKS) == 4
+    assert len(NOTEBOOKS) == 5
     for path in NOTEBOOKS:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = [cell for cell in cells if cell["cell_type"] == "code"]

@@ -19,7 +19,7 @@ from neoweave.errors import NeoweaveError
 if TYPE_CHECKING:
     from neoweave.audit import Explanation
     from neoweave.kb import KnowledgeBase
-    from neoweave.query import RetrievalResult
+    from neoweave.query import RetrievalResult, Trace
     from neoweave.query.answer import AnswerResult
 
 TOP_TRACE_NODES = 10
@@ -43,9 +43,15 @@ def retrieval_data(result: RetrievalResult) -> dict[str, Any]:
     """`RetrievalResult.as_dict()` (what `POST /query` returns) with the trace summarised: each statement with its
     calls and milliseconds, how much of the graph was visited, the strongest seeds and walk scores."""
     data = result.as_dict()
-    trace = result.trace
+    data["trace"] = trace_summary(result.trace)
+    return plain(data)
+
+
+def trace_summary(trace: Trace) -> dict[str, Any]:
+    """A retrieval's trace in brief: each statement with its calls and milliseconds, how much of the graph was
+    visited, the strongest seeds and walk scores (the LlamaIndex retriever puts it in its nodes' metadata)."""
     calls = Counter(trace.statements)
-    data["trace"] = {
+    return {
         "statements": [{"name": name, "calls": count, "ms": round(trace.statement_ms.get(name, 0.0), 1)}
                        for name, count in calls.items()],
         "nodes_visited": len(trace.nodes),
@@ -53,7 +59,6 @@ def retrieval_data(result: RetrievalResult) -> dict[str, Any]:
         "seeds": _top(trace.seeds),
         "scores": _top(trace.scores),
     }
-    return plain(data)
 
 
 def answer_data(answered: AnswerResult) -> dict[str, Any]:
