@@ -379,7 +379,8 @@ def test_queue_writes_sends_one_row_per_edge():
     second = ChunkExtraction("c2", "fast", [lothair], [Relation(lothair.id, "location:aachen", "co_occurs", "c")])
     [m1, m2] = mention_rows([first, second])
     assert m1 == {"chunk_id": "c1", "entity_id": lothair.id, "origin_ids": [lothair.id, king.id],
-                  "names": ["Lothair II", "King Lothair II"], "counts": [1, 1], "contexts": ["", ""],
+                  "names": ["Lothair II", "King Lothair II"], "types": ["person", "person"], "counts": [1, 1],
+                  "contexts": ["", ""],
                   "methods": ["fast", "fast"], "description": None}
     assert m2["chunk_id"] == "c2" and m2["origin_ids"] == [lothair.id]
     [relation] = relation_rows([first, second])

@@ -105,6 +105,7 @@ FOUND_BY_THE_LONG_RUN = {
     60: "a merge joined relation evidence lists without folding a chunk on both edges; description of the first",
     74: "a survivor deleted with its last mention and re-created by a later chunk lost its merge aliases",
     80: "a survivor re-created by a merged form kept that form's name; descriptions not re-chosen after a merge",
+    492: "an entity's type was the first extraction's (spaCy tags one name ORG in one sentence, another in the next)",
 }
 """Histories of the long run (benchmarks/rebuild_check.py) that differed from a rebuild, each for its reason."""
 

@@ -25,7 +25,7 @@ the steps happened to run; compared as sets."""
 
 PARALLEL_LISTS: dict[str, tuple[str, ...]] = {
     "RELATED": ("chunk_ids", "chunk_weights", "descriptions"),
-    "MENTIONS": ("origin_ids", "names", "counts", "contexts", "methods", "sources"),
+    "MENTIONS": ("origin_ids", "names", "types", "counts", "contexts", "methods", "sources"),
 }
 """Evidence kept as parallel lists (one entry per chunk, or per surface form): sets whose order is the order the
 evidence arrived in; compared sorted by their first list (the values derived from them, such as a relation's

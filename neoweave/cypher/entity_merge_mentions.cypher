@@ -16,22 +16,24 @@ ORDER BY m.created_at, m.origin_id
 WITH s, c, collect(m) AS moved
 WITH s, c, moved, reduce(acc = [], x IN moved | acc + coalesce(x.origin_ids, [x.origin_id])) AS moved_origins
 MERGE (c)-[n:MENTIONS]->(s)
-ON CREATE SET n.origin_ids = [], n.names = [], n.counts = [], n.contexts = [], n.methods = [], n.sources = [],
-              n.created_at = moved[0].created_at
+ON CREATE SET n.origin_ids = [], n.names = [], n.types = [], n.counts = [], n.contexts = [], n.methods = [],
+              n.sources = [], n.created_at = moved[0].created_at
 WITH n, s, moved, moved_origins, coalesce(n.origin_ids, []) AS had
 WITH n, s, moved, moved_origins, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN moved_origins] AS keep
 WITH n, s, moved,
      [i IN keep | n.origin_ids[i]] + moved_origins AS origin_ids,
      [i IN keep | n.names[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.names, [x.name])) AS names,
+     [i IN keep | coalesce(n.types[i], '')] + reduce(acc = [], x IN moved |
+       acc + coalesce(x.types, [o IN coalesce(x.origin_ids, [x.origin_id]) | ''])) AS types,
      [i IN keep | n.counts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.counts, [x.count])) AS counts,
      [i IN keep | n.contexts[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.contexts, [x.context])) AS contexts,
      [i IN keep | n.methods[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.methods, [x.method])) AS methods,
      [i IN keep | n.sources[i]] + reduce(acc = [], x IN moved | acc + coalesce(x.sources, [x.source])) AS sources
-WITH n, s, moved, origin_ids, names, counts, contexts, methods, sources,
+WITH n, s, moved, origin_ids, names, types, counts, contexts, methods, sources,
      coalesce([i IN range(0, size(origin_ids) - 1) WHERE origin_ids[i] = s.id][0],
               reduce(least = 0, i IN range(0, size(origin_ids) - 1) |
                 CASE WHEN origin_ids[i] < origin_ids[least] THEN i ELSE least END)) AS first
-SET n.origin_ids = origin_ids, n.names = names, n.counts = counts, n.contexts = contexts, n.methods = methods,
+SET n.origin_ids = origin_ids, n.names = names, n.types = types, n.counts = counts, n.contexts = contexts, n.methods = methods,
     n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[first],
     n.context = contexts[first], n.method = methods[first], n.source = sources[first],
     n.origin_id = origin_ids[first],

@@ -1,13 +1,17 @@
-// After a run: an entity's name is the surface form of its own origin (origin id = entity id) in the smallest
-// chunk id that holds it, not the first form to arrive: "Christopher Nolan" stays named so when its own mentions
-// were deleted and a merged form ("Christopher Edward Nolan") re-created it, and case variants of one key read as
-// a rebuild reads them. An entity without an own form keeps its name; imported entities keep theirs. A renamed
-// entity's embedding (which encodes the name) is cleared for the entity embedding pass that follows.
+// After a run: an entity's name and type are the surface form and extractor type of its own origin (origin id =
+// entity id) in the smallest chunk id that holds it, not those of the first form to arrive: "Christopher Nolan"
+// stays named so when its own mentions were deleted and a merged form ("Christopher Edward Nolan") re-created it,
+// and case variants or types of one key (spaCy tags "Aristotle" ORG in one sentence and a name in another) read
+// as a rebuild reads them. An entity without an own form keeps its name and type; an edge written before
+// MENTIONS kept types keeps the type; imported entities keep theirs. A changed entity's embedding is cleared for
+// the entity embedding pass that follows: it encodes the name, and the type decides whether it has one at all.
 MATCH (e:Entity)<-[m:MENTIONS]-(c:Chunk)
 WHERE coalesce(e.method, '') <> 'import' AND e.id IN m.origin_ids
 WITH e, min(c.id) AS first_id
 MATCH (:Chunk {id: first_id})-[m:MENTIONS]->(e)
-WITH e, [i IN range(0, size(m.origin_ids) - 1) WHERE m.origin_ids[i] = e.id | m.names[i]][0] AS name
-WHERE name IS NOT NULL AND name <> e.name
-SET e.name = name, e.embedding = null
+WITH e, m, [i IN range(0, size(m.origin_ids) - 1) WHERE m.origin_ids[i] = e.id][0] AS own
+WITH e, m.names[own] AS name, coalesce(m.types, [])[own] AS known
+WITH e, name, CASE WHEN known IS NULL OR known = '' THEN e.type ELSE known END AS type
+WHERE name IS NOT NULL AND (name <> e.name OR type <> e.type)
+SET e.name = name, e.type = type, e.embedding = null
 RETURN count(e) AS updated

@@ -37,14 +37,15 @@ def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
         for mention in result.mentions:
             target = mention.target_id or mention.id
             row = rows.setdefault((result.chunk_id, target), {
-                "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "counts": [],
-                "contexts": [], "methods": [], "description": None})
+                "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "types": [],
+                "counts": [], "contexts": [], "methods": [], "description": None})
             row["description"] = smaller(row["description"], mention.description or None)
             if mention.id in row["origin_ids"]:
                 row["counts"][row["origin_ids"].index(mention.id)] += int(mention.count)
                 continue
             row["origin_ids"].append(mention.id)
             row["names"].append(mention.name)
+            row["types"].append(mention.type)
             row["counts"].append(int(mention.count))
             row["contexts"].append(mention.context)
             row["methods"].append(result.method)

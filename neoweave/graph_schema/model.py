@@ -203,10 +203,11 @@ SCHEMA = GraphSchema(
                             "entity_id", "chunk_id"),
                 doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
         RelType("MENTIONS", "Chunk", "Entity",
-                properties=("origin_ids", "names", "counts", "contexts", "methods", "sources", "count", "name",
+                properties=("origin_ids", "names", "types", "counts", "contexts", "methods", "sources", "count", "name",
                             "context", "origin_id", "description", *_PROVENANCE),
                 doc="One edge per chunk and entity: the surface forms as parallel lists (one entry per origin "
-                    "entity, so a merge can be undone), count = their total, the scalars those of the first form."),
+                    "entity, so a merge can be undone), count = their total, the scalars those of the entity's "
+                    "own form (else the smallest origin id)."),
         RelType("RELATED", "Entity", "Entity",
                 properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
                             *_PROVENANCE)),
