@@ -177,6 +177,8 @@ class KnowledgeBase:
         from neoweave.ingest import Ingestor
         from neoweave.ingest.pipeline import ingest_options
 
+        if isinstance(source, str | Path) and not Path(source).expanduser().exists():
+            raise NeoweaveError(f"ingest path not found: {source}")  # before the store or the model starts
         self._writable("ingest")
         built = ingest_options(progress, options, command="ingest")
         ingestor = Ingestor(self.store, self.embedder, built)
