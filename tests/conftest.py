@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sysconfig
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -220,3 +222,21 @@ def running_server(app) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def free_port() -> int:
+    """A local TCP port nothing listens on now (for a server a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def lines_until(stream: Iterable[str], marker: str, seconds: float) -> list[str]:
+    """The lines a server prints up to the first holding `marker` (or until `seconds` have passed)."""
+    lines: list[str] = []
+    deadline = time.time() + seconds
+    for line in stream:
+        lines.append(line)
+        if marker in line or time.time() > deadline:
+            break
+    return lines

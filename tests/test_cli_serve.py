@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+from conftest import free_port, lines_until
 
 QUESTION = "How does the event loop schedule coroutines and callbacks?"
 BASE = "https://docs.example.org/tiny/"
@@ -22,26 +22,16 @@ def neoweave(cli):
     return cli  # the shared `neoweave ...` runner (conftest)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 def test_query_and_explain_go_through_a_running_server(neoweave, workdir, site):
     neoweave("ingest", str(site), "--no-progress", "--base-url", BASE)
     local = json.loads(neoweave("query", QUESTION, "-s", "larag", "--k", "1", "--json", "--no-server").stdout)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "neoweave.cli", "serve", "--port", str(port)], cwd=workdir,
                               env={**neoweave.env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:
-        output = []
-        deadline = time.time() + 120
-        for line in server.stdout:  # type: ignore[union-attr]
-            output.append(line)
-            if "serving" in line or time.time() > deadline:
-                break
+        output = lines_until(server.stdout, "serving", 120)  # type: ignore[arg-type]
         assert any("loading the embedding model" in line for line in output), output
         record = json.loads((workdir / ".neoweave" / "serve.json").read_text())
         assert record["url"] == f"http://127.0.0.1:{port}" and record["pid"] == server.pid

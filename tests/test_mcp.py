@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import COMMUNITY_CORPUS
+from conftest import COMMUNITY_CORPUS, free_port, lines_until
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -222,28 +220,17 @@ async def _exercise(client: ClientSession, expected_ppr: list[str], expected_lar
 
 
 # -- over streamable HTTP --------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_streamable_http_answers_like_stdio_and_guards_its_door(graph, local):
     before = _footprint(local)
     expected = [item.chunk_id for item in local.retrieve(QUESTION, "naive", 2).items]
-    port = _free_port()
+    port = free_port()
     token = "t0ken-for-the-test-only"
     server = subprocess.Popen(_command(graph, "--http", "--port", str(port), "--max-body-bytes", "4096"),
                               cwd=graph.root, env={**graph.env, "NEOWEAVE_TOKEN": token}, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        lines = []
-        deadline = time.time() + 180
-        for line in server.stderr:  # type: ignore[union-attr]
-            lines.append(line)
-            if "serving" in line or time.time() > deadline:
-                break
+        lines = lines_until(server.stderr, "serving", 180)  # type: ignore[arg-type]
         assert any(f"neoweave mcp serving {url}" in line for line in lines), lines
 
         async def session() -> None:

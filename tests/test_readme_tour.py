@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import free_port, lines_until
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- tour: tests/test_readme_tour.py runs this block -->"
@@ -44,11 +43,6 @@ def test_the_readme_names_its_two_commands_and_stays_short():
     assert all(argv[0] == NEOWEAVE for argv in main_job + tour)
     assert tour[-1][1] == "serve"
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -82,15 +76,12 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
                 page = html.read_text(encoding="utf-8")
                 assert "neo4j-viz-data" in page and "Maximum Overdrive" in page and len(page) < 1_000_000
                 assert sorted(p.suffix for p in tour_dir.glob("neoweave-viz-*")) == [".css", ".js"]  # beside it
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "neoweave.cli", *tour[-1][1:], "--port", str(port)],
                                   cwd=tour_dir, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         try:
-            deadline = time.time() + 180
-            for line in server.stdout:  # type: ignore[union-attr]
-                if "serving" in line or time.time() > deadline:
-                    break
+            lines_until(server.stdout, "serving", 180)  # type: ignore[arg-type]
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=30) as response:
                 status = json.loads(response.read())
             assert status["nodes"]["Chunk"] >= 994 and status["nodes"]["Entity"] > 0

@@ -10,8 +10,7 @@ import typer
 
 from neoweave.cli.common import app, console, settings
 from neoweave.errors import NeoweaveError
-
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+from neoweave.server.auth import LOCAL_HOSTS, require_token_for
 
 
 def public_host_warning(host: str, token: str | None = None) -> str | None:
@@ -59,8 +58,6 @@ def serve(
                         ("--max-body-bytes", max_body_bytes)):
         if value < 1:
             raise NeoweaveError(f"{name} must be at least 1, not {value}")
-    from neoweave.server.auth import require_token_for
-
     require_token_for(host, token, insecure=insecure, command="serve")
     if warning := public_host_warning(host, token):
         console.print(warning)

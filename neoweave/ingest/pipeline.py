@@ -76,7 +76,7 @@ class IngestOptions:
                                self.chunk_overlap if self.chunk_overlap is not None else default.chunk_overlap)
 
 
-def ingest_options(progress: bool, options: Mapping[str, Any], *, command: str = "sync") -> IngestOptions:
+def ingest_options(progress: bool, options: Mapping[str, Any], *, command: str) -> IngestOptions:
     """`IngestOptions` from flat keywords (`SourceOptions` and `IngestOptions` fields, as `kb.ingest` takes them);
     a bad name or value is a NeoweaveError naming it and the `command` it was given to."""
     source_fields = set(SourceOptions.__dataclass_fields__)

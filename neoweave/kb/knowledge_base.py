@@ -205,7 +205,7 @@ class KnowledgeBase:
         from neoweave.ingest.pipeline import ingest_options
         from neoweave.ingest.sync import resolve_sync_path, sync
 
-        built = ingest_options(progress, options)
+        built = ingest_options(progress, options, command="sync")
         resolve_sync_path(path)  # a missing path is refused before the store or the model starts
         if dry_run:
             if self.store.read_meta() is not None:

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 TOOL_NAMES = ("list_strategies", "retrieve", "answer", "explain", "cypher", "entity", "community", "document",
               "status")
 CYPHER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DEFAULT_STRATEGY = "ppr"
+DEFAULT_K = 5
+DEFAULT_PROMPT = "short_answer"
+"""A tool call's defaults: the MCP tools' signatures and the LangChain tools' schemas both read these."""
 DEFAULT_LIMIT = 10
 """Mentions, relations or members listed by the entity and community tools unless a caller asks for more."""
 
@@ -103,11 +107,11 @@ def tool_arguments(kb: KnowledgeBase) -> dict[str, dict[str, tuple[Any, Any]]]:
     """Each tool's arguments in order: name -> (its `Arguments` type, its default; `...` when required). The MCP
     server declares the same in its tool signatures (tests/test_agent_integrations.py compares the schemas)."""
     a = arguments(kb)
-    asked = {"question": (a.question, ...), "strategy": (a.strategy, "ppr"), "k": (a.k, 5)}
+    asked = {"question": (a.question, ...), "strategy": (a.strategy, DEFAULT_STRATEGY), "k": (a.k, DEFAULT_K)}
     return {
         "list_strategies": {},
         "retrieve": {**asked, "parameters": (a.parameters | None, None)},
-        "answer": {**asked, "prompt": (a.prompt, "short_answer"), "parameters": (a.parameters | None, None)},
+        "answer": {**asked, "prompt": (a.prompt, DEFAULT_PROMPT), "parameters": (a.parameters | None, None)},
         "explain": {**asked, "parameters": (a.parameters | None, None)},
         "cypher": {"query": (a.cypher_query, ...), "parameters": (a.cypher_parameters, None)},
         "entity": {"name": (a.entity_name, ...), "limit": (a.limit, DEFAULT_LIMIT)},
@@ -215,7 +219,7 @@ def list_strategies(kb: KnowledgeBase) -> dict[str, Any]:
     return {"strategies": views.strategy_listing(kb)}
 
 
-def retrieve(kb: KnowledgeBase, question: str, strategy: str = "ppr", k: int | None = 5,
+def retrieve(kb: KnowledgeBase, question: str, strategy: str = DEFAULT_STRATEGY, k: int | None = DEFAULT_K,
              parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     parameters = dict(parameters or {})
     question = check_request(kb, question, strategy, k, parameters)
@@ -223,7 +227,8 @@ def retrieve(kb: KnowledgeBase, question: str, strategy: str = "ppr", k: int | N
         return views.retrieval_data(kb.retrieve(question, strategy, k, parameters=parameters))
 
 
-def answer(kb: KnowledgeBase, question: str, strategy: str = "ppr", k: int | None = 5, prompt: str = "short_answer",
+def answer(kb: KnowledgeBase, question: str, strategy: str = DEFAULT_STRATEGY, k: int | None = DEFAULT_K,
+           prompt: str = DEFAULT_PROMPT,
            parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     from neoweave.query.prompts import get_prompt
 
@@ -237,7 +242,7 @@ def answer(kb: KnowledgeBase, question: str, strategy: str = "ppr", k: int | Non
         return views.answer_data(kb.answer(question, strategy, k, prompt=prompt, parameters=parameters))
 
 
-def explain(kb: KnowledgeBase, question: str, strategy: str = "ppr", k: int | None = 5,
+def explain(kb: KnowledgeBase, question: str, strategy: str = DEFAULT_STRATEGY, k: int | None = DEFAULT_K,
             parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     parameters = dict(parameters or {})
     question = check_request(kb, question, strategy, k, parameters)

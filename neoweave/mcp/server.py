@@ -28,7 +28,7 @@ from pydantic import Field
 
 from neoweave.kb import KnowledgeBase
 from neoweave.mcp import contract, views
-from neoweave.mcp.contract import DEFAULT_LIMIT, Refusal
+from neoweave.mcp.contract import DEFAULT_K, DEFAULT_LIMIT, DEFAULT_PROMPT, DEFAULT_STRATEGY, Refusal
 
 INSTRUCTIONS = (
     "neoweave: one knowledge graph built from documents (Document -> Section -> Chunk, hyperlinks between sections, "
@@ -60,26 +60,26 @@ def create_server(kb: KnowledgeBase, *, name: str = "neoweave") -> MCPServer:
     types = contract.arguments(kb)
     Question, Strategy, K, Parameters = types.question, types.strategy, types.k, types.parameters
     PromptName, Limit = types.prompt, types.limit
-    # the defaults below are contract.tool_arguments' (tests/test_agent_integrations.py compares the schemas)
+    # the defaults are the contract's (tests/test_agent_integrations.py compares the schemas)
 
     @server.tool(annotations=READ_ONLY, description=described["list_strategies"])
     def list_strategies() -> dict[str, Any]:
         return contract.list_strategies(kb)
 
     @server.tool(annotations=READ_ONLY, description=described["retrieve"])
-    def retrieve(question: Question, strategy: Strategy = "ppr", k: K = 5,
+    def retrieve(question: Question, strategy: Strategy = DEFAULT_STRATEGY, k: K = DEFAULT_K,
                  parameters: Parameters | None = None) -> dict[str, Any]:
         with refusals():
             return contract.retrieve(kb, question, strategy, k, parameters)
 
     @server.tool(annotations=READ_ONLY, description=described["answer"])
-    def answer(question: Question, strategy: Strategy = "ppr", k: K = 5, prompt: PromptName = "short_answer",
-               parameters: Parameters | None = None) -> dict[str, Any]:
+    def answer(question: Question, strategy: Strategy = DEFAULT_STRATEGY, k: K = DEFAULT_K,
+               prompt: PromptName = DEFAULT_PROMPT, parameters: Parameters | None = None) -> dict[str, Any]:
         with refusals():
             return contract.answer(kb, question, strategy, k, prompt, parameters)
 
     @server.tool(annotations=READ_ONLY, description=described["explain"])
-    def explain(question: Question, strategy: Strategy = "ppr", k: K = 5,
+    def explain(question: Question, strategy: Strategy = DEFAULT_STRATEGY, k: K = DEFAULT_K,
                 parameters: Parameters | None = None) -> dict[str, Any]:
         with refusals():
             return contract.explain(kb, question, strategy, k, parameters)
