@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from neoweave.llm.gateway import ChatResult, StructuredResult
     from neoweave.llm.ledger import TokenLedger
+    from neoweave.llm.streaming import ChatStream
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
 
@@ -70,4 +71,15 @@ class LLMClient(Protocol):
                    max_tokens: int | None = None, cache: bool = True, mode: Any = None
                    ) -> StructuredResult[ModelT]:
         """A `response_model` instance parsed from the answer (`error` set when it could not be)."""
+        ...
+
+
+@runtime_checkable
+class StreamingLLMClient(LLMClient, Protocol):
+    """An LLM client that can also stream a completion (streamed answers; a client without it answers in one
+    piece)."""
+
+    def chat_stream(self, messages: list[dict[str, Any]], *, stage: str = "default", max_tokens: int | None = None,
+                    temperature: float | None = None, cache: bool = True) -> ChatStream:
+        """The completion's text in pieces (iterate once); `.result` holds the whole `ChatResult` afterwards."""
         ...

@@ -43,7 +43,10 @@ def test_answer_with_the_local_model(graph, embedder, llm_data_dir, model_dir):
                     llm=llm, prompt="short_answer", max_tokens=20)
     assert result.answer  # the 0.5B model's wording varies; that it answers from the context is what counts here
     cost = result.retrieval.cost
-    assert cost.llm_calls == 1 and cost.prompt_tokens == result.call.prompt_tokens > 50
+    calls = [call for call in (result.call, result.cite_call) if call is not None]  # the answer, its citations
+    assert cost.llm_calls == len(calls) and cost.prompt_tokens == sum(c.prompt_tokens for c in calls)
+    assert result.call.prompt_tokens > 50
     assert set(cost.milliseconds) == {"embed", "graph", "llm"}
     assert llm.ledger.totals(stage="answer:naive").calls == 1
+    assert llm.ledger.totals(stage="cite:naive").calls == len(calls) - 1
     assert result.as_dict()["retrieval"]["items"][0]["origin"] == "seed"

@@ -75,6 +75,8 @@ def test_bertscore_with_the_bundled_model_ranks_paraphrase_over_unrelated():
         golds, BertScoreModel())
     assert same == pytest.approx(1.0, abs=1e-4)
     assert same > paraphrase > unrelated
+    empty, blank_gold, scored = bert_scores(["", "Paris", "Paris"], [["Paris"], [""], ["Paris"]])
+    assert (empty, blank_gold) == (0.0, 0.0) and scored == pytest.approx(1.0, abs=1e-4)  # nothing to compare: 0
     with pytest.raises(ValueError, match="2 predictions but 1 gold lists"):
         bert_scores(["a", "b"], [["a"]])
     assert BertScoreModel().describe() == "all-MiniLM-L6-v2 layer last, no baseline rescaling"

@@ -43,7 +43,8 @@ def test_status_strategies_and_the_page(server):
     assert page.status_code == 200 and 'data-testid="ask-form"' in page.text
     assert 'maxlength="300"' in page.text and 'max="20"' in page.text  # the knowledge base's limits, not copies
     paths = set(server.get("/openapi.json").json()["paths"])
-    assert paths == {"/status", "/strategies", "/query", "/answer", "/explain", "/view", "/guide"}  # none writes
+    assert paths == {"/status", "/strategies", "/query", "/answer", "/answer/stream", "/explain", "/view",
+                     "/guide"}  # none writes
     guide = server.get("/guide")
     assert guide.headers["access-control-allow-origin"] == "*" and "document outline" in guide.text
 

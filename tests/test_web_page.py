@@ -33,6 +33,8 @@ def test_ask_two_strategies_read_answers_and_open_the_graph_view(falkordb_store,
         page = browser.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        posted: list[str] = []
+        page.on("request", lambda request: posted.append(request.url) if request.method == "POST" else None)
         page.goto(url)
         expect(page.get_by_test_id("status")).to_contain_text("6 Chunk")
         expect(page.get_by_test_id("strategy-larag")).to_be_checked()  # naive and larag are the defaults
@@ -40,10 +42,14 @@ def test_ask_two_strategies_read_answers_and_open_the_graph_view(falkordb_store,
         page.locator("#k").fill("1")
         page.get_by_test_id("with-answer").check()
         page.get_by_test_id("ask-button").click()
-        for name in ("naive", "larag"):  # the local 0.5B answers each (first call starts the model server)
-            answer = page.get_by_test_id(f"answer-{name}")
+        for name in ("naive", "larag"):  # the local 0.5B answers each (first call starts the model server), streamed
+            answer = page.get_by_test_id(f"answer-{name}")  # the final answer replaces the streamed text
             expect(answer).to_be_visible(timeout=240_000)
             assert answer.inner_text().strip()
+            sources = page.get_by_test_id(f"sources-{name}").locator("li")
+            cited = page.get_by_test_id(f"column-{name}").locator(".cited")
+            assert cited.count() == sources.count() - page.get_by_test_id(f"sources-{name}").locator(".unknown").count()
+        assert sorted(posted) == [f"{url}/answer/stream"] * 2  # answers are streamed (server-sent events)
         origins = page.get_by_test_id("column-larag").locator(".origin")
         expect(origins).to_have_text(["seed", "link"])  # the seed, then the chunk its link leads to
         page.get_by_test_id("explain-larag").click()

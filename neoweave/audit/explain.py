@@ -75,6 +75,9 @@ class Explanation:
     """Milliseconds per named statement of the retrieval (its graph time, statement by statement)."""
     missing: list[str] = field(default_factory=list)
     """Trace ids no longer in the graph."""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    """The answer's citations (`neoweave.query.citations.Citation` as data plus its `source`): `number` is
+    the cited chunk's rank; `known` false flags a number that names no retrieved item."""
 
     def node(self, node_id: str) -> ExplainNode | None:
         return next((node for node in self.nodes if node.id == node_id), None)
@@ -142,8 +145,8 @@ def _key(node_id: str) -> str:
     return node_id[len(TAG_PREFIX):] if node_id.startswith(TAG_PREFIX) else node_id
 
 
-def explain(result: RetrievalResult, store: GraphStore, *, answer: str | None = None, documents: bool = True
-            ) -> Explanation:
+def explain(result: RetrievalResult, store: GraphStore, *, answer: str | None = None, documents: bool = True,
+            citations: list[dict[str, Any]] | None = None) -> Explanation:
     """The subgraph behind `result`, read from `store`: two statements whatever the trace's size.
 
     `documents` adds each context chunk's document (and its HAS_SECTION edge), so a view shows which pages the
@@ -228,7 +231,7 @@ def explain(result: RetrievalResult, store: GraphStore, *, answer: str | None = 
         question=result.question, strategy=result.strategy, parameters=dict(result.parameters),
         nodes=list(nodes.values()), relationships=relationships, answer=answer if answer is not None else result.answer,
         context_tokens=result.context_tokens, cost=cost, statements=list(trace.statements),
-        statement_ms=dict(trace.statement_ms),
+        statement_ms=dict(trace.statement_ms), citations=list(citations or []),
         missing=[node_id for node_id in ids if node_id not in nodes] + [
             TAG_PREFIX + tag for tag in tags if TAG_PREFIX + tag not in nodes])
 

@@ -179,28 +179,46 @@ def renderer_assets() -> RendererAssets | None:
     return None if split is None else split[1]
 
 
+def _sources(citations: list[dict[str, Any]]) -> str:
+    """The answer's citations as a list: where each cited passage is, and the numbers that name none."""
+    if not citations:
+        return ""
+    esc = html.escape
+    items = []
+    for citation in citations:
+        source = esc(str(citation.get("source", "")))
+        if citation.get("known") and str(citation.get("url", "")).startswith(("http://", "https://", "file:")):
+            source = f"<a href='{esc(str(citation['url']))}' target='_blank' rel='noopener'>{source}</a>"
+        flag = "" if citation.get("known") else " class='nw-warn'"
+        items.append(f"<li{flag}>[{int(citation['number'])}] {source}</li>")
+    return f"<p><b>Sources cited:</b></p><ul class='nw-sources'>{''.join(items)}</ul>"
+
+
 def _summary(explanation: Explanation) -> str:
     esc = html.escape
     legend = "".join(f'<span class="nw-role" style="background:{role_colour(role)}">{esc(role)}</span>'
                      for role in sorted({node.role for node in explanation.nodes}))
     rows = []
+    cited = {c["number"] for c in explanation.citations if c.get("known")}
     for node in sorted((n for n in explanation.nodes if n.rank is not None and n.label == "Chunk"),
                        key=lambda n: n.rank or 0):
         where = node.properties.get("section_title") or node.properties.get("section_id", "")
-        rows.append(f"<tr><td>{node.rank}</td><td>{esc(node.role)}</td>"
+        mark = " <b class='nw-cited' title='cited by the answer'>cited</b>" if node.rank in cited else ""
+        rows.append(f"<tr><td>{node.rank}{mark}</td><td>{esc(node.role)}</td>"
                     f"<td>{'' if node.score is None else f'{node.score:.3f}'}</td>"
                     f"<td>{'' if node.hop is None else node.hop}</td><td>{esc(str(where))}</td>"
                     f"<td>{esc(node.text[:400])}</td></tr>")
     cost = explanation.cost
     timing = ", ".join(f"{stage} {ms:.0f} ms" for stage, ms in cost.get("milliseconds", {}).items())
     statements = ", ".join(f"{name} {ms:.1f} ms" for name, ms in explanation.statement_ms.items())
-    answer = (f"<p><b>Answer:</b> {esc(explanation.answer)}</p>" if explanation.answer else "")
+    answer = (f"<p><b>Answer:</b> {esc(explanation.answer)}</p>{_sources(explanation.citations)}"
+              if explanation.answer else "")
     missing = (f"<p class='nw-warn'>Not in the graph any more: {esc(', '.join(explanation.missing[:20]))}</p>"
                if explanation.missing else "")
     return f"""<section id="neoweave-explain" style="font-family:system-ui,sans-serif;padding:0 1em 2em">
 <style>#neoweave-explain td,#neoweave-explain th{{border-bottom:1px solid #ddd;padding:4px;text-align:left;
 vertical-align:top}} .nw-role{{display:inline-block;padding:2px 8px;margin:2px;border-radius:8px;color:#fff}}
-.nw-warn{{color:#b00}}</style>
+.nw-warn{{color:#b00}} .nw-cited{{color:#1a7f37}}</style>
 <h2>{esc(explanation.question)}</h2>
 <p><b>Strategy:</b> {esc(explanation.strategy)} {esc(str(explanation.parameters))}</p>
 {answer}<p>{legend}</p>

@@ -29,6 +29,8 @@ def evaluate(
     prompt: Annotated[str, typer.Option("--prompt", help="answer prompt, or per strategy: "
                                         "naive=unified,larag=hyperlinked")] = "short_answer",
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="answer length cap")] = None,
+    cite: Annotated[bool, typer.Option("--cite/--no-cite", help="answer prompts ask for the numbers of the "
+                                       "passages used; citation precision and recall against the evidence")] = True,
     bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="score answers with BERTScore")] = True,
     base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
@@ -72,7 +74,7 @@ def evaluate(
     default_prompt, per_strategy = _parse_prompts(prompt, names)
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
                        parameters=_parse_parameters(params or [], names), token_budgets=budgets, judge=judged,
-                       concurrency=concurrency)
+                       concurrency=concurrency, cite=cite)
     if not bertscore:
         config.bertscore = None
     cfg = settings()

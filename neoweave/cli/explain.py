@@ -65,7 +65,10 @@ def explain(
                   f"{len(explanation.relationships)} relationships "
                   f"({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))})", highlight=False)
     if explanation.answer:
+        from neoweave.cli.query import print_citations
+
         console.print(f"[bold]answer[/bold]: {explanation.answer}", highlight=False)
+        print_citations(explanation.citations)
     if explanation.missing:
         console.print(f"[yellow]not in the graph any more[/yellow]: {', '.join(explanation.missing[:10])}")
     if html_path is not None:

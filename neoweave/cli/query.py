@@ -14,6 +14,7 @@ from neoweave.registry import STRATEGIES
 
 STRATEGY_HELP = "one of: " + ", ".join(sorted(STRATEGIES.builtins)) + " (see `neoweave strategies`)"
 PROMPT_HELP = "the answer prompt (see `neoweave strategies --prompts`)"
+CITE_HELP = "with --answer: the prompt asks for the numbers of the passages used; the sources are listed"
 NO_SERVER_HELP = "work in-process even when a `neoweave serve` for this graph is running"
 
 
@@ -32,6 +33,7 @@ def query(
                                                      "(repeatable), e.g. -P max_facts=10")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
     prompt: Annotated[str, typer.Option("--prompt", help=PROMPT_HELP)] = "short_answer",
+    cite: Annotated[bool, typer.Option("--cite/--no-cite", help=CITE_HELP)] = True,
     as_json: Annotated[bool, typer.Option("--json", help="the full result (items, trace, cost) as JSON")] = False,
     no_server: Annotated[bool, typer.Option("--no-server", help=NO_SERVER_HELP)] = False,
 ) -> None:
@@ -39,7 +41,7 @@ def query(
     parameters = request_parameters(params, n_links=n_links, depth=depth, top_m=top_m, links=links,
                                     entity_seeds=entity_seeds)
     result, answered = ask(question, strategy_name, k, parameters, with_answer=with_answer, prompt=prompt,
-                           no_server=no_server)
+                           no_server=no_server, cite=cite)
     if as_json:
         print(json.dumps(answered.as_dict() if answered else result.as_dict(), indent=2, default=str))
         return
@@ -58,7 +60,7 @@ def request_parameters(params: list[str] | None, **named: Any) -> dict[str, Any]
 
 
 def ask(question: str, strategy_name: str, k: int | None, parameters: dict[str, Any], *, with_answer: bool,
-        prompt: str, no_server: bool):
+        prompt: str, no_server: bool, cite: bool = True):
     """(retrieval, answer or None): from a running `neoweave serve` for this graph, else in-process."""
     if not no_server:
         from neoweave.cli.remote import find_server, post
@@ -66,13 +68,13 @@ def ask(question: str, strategy_name: str, k: int | None, parameters: dict[str, 
         url = find_server(settings())
         if url:
             body = {"question": question, "strategy": strategy_name, "k": k, "parameters": parameters}
-            data = post(url, "/answer" if with_answer else "/query", {**body, "prompt": prompt} if with_answer
-                        else body)
+            data = post(url, "/answer" if with_answer else "/query",
+                        {**body, "prompt": prompt, "cite": cite} if with_answer else body)
             if data is not None:
                 return _results_from(data, with_answer)
     with knowledge_base(read_only=not with_answer) as kb:
         if with_answer:
-            answered = kb.answer(question, strategy_name, k, prompt=prompt, parameters=parameters)
+            answered = kb.answer(question, strategy_name, k, prompt=prompt, parameters=parameters, cite=cite)
             return answered.retrieval, answered
         return kb.retrieve(question, strategy_name, k, parameters=parameters), None
 
@@ -105,7 +107,11 @@ def print_result(result, answered, prompt: str) -> None:
         console.print(facts)
     if answered is not None:
         how = f"{prompt}, {answered.call.model}" if answered.call else "no answer call: nothing relevant was found"
-        console.print(f"[bold]answer[/bold] ({how}): {answered.answer}", highlight=False)
+        from rich.markup import escape
+
+        console.print(f"[bold]answer[/bold] ({escape(how)}): {escape(answered.cited_answer or answered.answer)}",
+                      highlight=False)
+        print_citations(answered.citation_rows())
     if result.points:
         points = Table("#", "score", "key point", "reports", title="key points (map step)")
         for index, point in enumerate(result.points, 1):
@@ -116,6 +122,18 @@ def print_result(result, answered, prompt: str) -> None:
                      "tokens; " if result.cost.llm_calls else "")
                   + f"{', '.join(f'{k} {v:.0f} ms' for k, v in result.cost.milliseconds.items())}; "
                   f"statements: {statement_summary(result.trace)}", highlight=False)
+
+
+def print_citations(citations: list[dict[str, Any]]) -> None:
+    """The sources an answer cites, one line each; a number that names no retrieved passage is flagged."""
+    for citation in citations:
+        if citation["known"]:
+            title = citation["section_title"] if citation["section_title"] != citation["source"] else ""
+            console.print(f"  [{citation['number']}] {citation['source']}" + (f"  ({title})" if title else ""),
+                          highlight=False, markup=False)
+        else:
+            console.print(f"  [{citation['number']}] cites no retrieved passage", style="yellow",
+                          highlight=False, markup=False)
 
 
 def statement_summary(trace) -> str:

@@ -80,3 +80,18 @@ def short_answer_accuracy(prediction: str, golds: Sequence[str], question_type: 
         return 0.0
     predicted = f" {metrics.normalize_answer(prediction)} "
     return float(any(gold.strip() and f" {metrics.normalize_answer(gold)} " in predicted for gold in golds))
+
+
+def citation_scores(cited: Sequence[str], unknown: int, evidence: Sequence[str]) -> dict[str, float]:
+    """How an answer's citations match the gold evidence (`cited`: the evidence keys of the items it cites,
+    `unknown`: cited numbers that name no item). `cites`: the answer cites anything; `citation_supported`: it
+    cites some gold evidence; `citation_recall`: share of the gold evidence cited; `citation_precision` (only
+    for answers that cite): share of the cited items, unknown numbers counted, that are gold evidence."""
+    gold = set(evidence)
+    distinct = list(dict.fromkeys(cited))
+    right = sum(key in gold for key in distinct)
+    scores = {"cites": float(bool(distinct) or unknown > 0), "citation_supported": float(right > 0),
+              "citation_recall": right / len(gold) if gold else 0.0}
+    if distinct or unknown:
+        scores["citation_precision"] = right / (len(distinct) + unknown)
+    return scores

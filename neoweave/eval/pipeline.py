@@ -9,15 +9,19 @@ import logging
 import os
 import platform
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.eval.runner import EvalRun, Question, RunConfig, load_qa
-from neoweave.protocols import LLMClient
+from neoweave.protocols import LLMClient, TextEmbedder
+
+if TYPE_CHECKING:
+    from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -86,3 +90,35 @@ def describe_setup(settings: Settings, qa: Path, questions: list[Question], conf
         "neoweave commit": _git_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
+
+
+def evaluate_graph(settings: Settings, store: GraphStore, embedder: TextEmbedder, qa: Path,
+                   questions: list[Question], config: RunConfig, out: str | Path, *,
+                   llm: Callable[[], LLMClient], judge_llm: Callable[[], LLMClient],
+                   make_strategy: Callable[..., Any], corpus: str | Path | None = None, limit: int | None = None,
+                   types: list[str] | None = None, title: str | None = None, progress: bool = True
+                   ) -> EvalOutcome:
+    """Run `config` (strategies x k, answers, judge) over the `questions` selected from the QA set `qa` on a graph
+    and write the report to `out` (`KnowledgeBase.evaluate`). `llm` and `judge_llm` are called only when the run
+    needs a model."""
+    from neoweave.eval.report import write_report
+    from neoweave.eval.runner import run, summarize
+    from neoweave.registry import STRATEGIES
+
+    out = Path(out)
+    wants_llm = config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
+                                     for name in config.strategies)
+    model = llm() if wants_llm else None
+    judge = None
+    if config.judge:
+        from neoweave.eval.judge import Judge
+
+        judge = Judge(judge_llm(), embedder, answer_model=model.model if model else None)
+    pids = {"graph_server": store.server_pid(), "llm_server": model.server_pid if model else None}
+    evaluation = run(store, embedder, questions, config, llm=model, progress=progress, pids=pids, judge=judge,
+                     make_strategy=make_strategy)
+    rows = summarize(evaluation)
+    setup = describe_setup(settings, qa, questions, config, evaluation, model, corpus=corpus, limit=limit,
+                           types=types)
+    report = write_report(out, evaluation, rows, title or f"neoweave eval: {qa.name}", setup=setup)
+    return EvalOutcome(evaluation, rows, report, setup)

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "answer_in_context",
             "exact_match", "f1", "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity",
-            "insufficient", "faithfulness", "answer_relevance", "context_recall", "context_precision",
+            "insufficient", "cites", "citation_supported", "citation_precision", "citation_recall",
+            "faithfulness", "answer_relevance", "context_recall", "context_precision",
             "answer_correctness")
 _COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "cost_usd", "p50_ms", "p95_ms")
 

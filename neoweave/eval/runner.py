@@ -80,6 +80,8 @@ class RunConfig:
     """Judged measures (`neoweave.eval.judge.MEASURES`) scored on every answer by `run(..., judge=...)`."""
     token_budgets: list[int] = field(default_factory=lambda: [500, 1000, 2000])
     """Equal-budget measures: besides the first N chunks for N in `ks`, the chunks that fit these many tokens."""
+    cite: bool = True
+    """Answer prompts ask for the numbers of the passages used; the citations are scored against the evidence."""
 
     def prompt_for(self, strategy: str) -> str:
         return self.prompts.get(strategy, self.prompt)
@@ -221,7 +223,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         from neoweave.query.answer import answer
 
         answered = answer(question.question, strategy=strategy, llm=llm, prompt=config.prompt_for(strategy.name),
-                          max_tokens=config.max_tokens)
+                          max_tokens=config.max_tokens, cite=config.cite)
         result = answered.retrieval
         golds = [question.answer, *question.aliases]
         record.update(answer=answered.answer, gold=question.answer, prompt=config.prompt_for(strategy.name),
@@ -241,6 +243,10 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         record["answer_in_context"] = found
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
         record.update(measures.retrieval_scores(keys, question.evidence))
+        if config.answer and config.cite:
+            cited = [keys[c.number - 1] for c in answered.citations if c.known]
+            record.update(measures.citation_scores(cited, len(answered.unknown_citations), question.evidence),
+                          citations=[c.number for c in answered.citations])
         record["budgets"] = measures.budget_scores(keys, [i.token_count for i in result.items], question.evidence,
                                                    chunk_budgets=config.ks, token_budgets=config.token_budgets)
     record.update(
@@ -266,7 +272,8 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
 
 _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "answer_in_context",
                 "chunks", "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy",
-                "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", *MEASURES,
+                "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", "cites",
+                "citation_supported", "citation_precision", "citation_recall", *MEASURES,
                 "judge_tokens", "cost_usd")
 
 

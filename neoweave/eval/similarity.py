@@ -69,11 +69,20 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
     model = model or BertScoreModel()
     location = model_location(model.name)
     layer = model.layer or AutoConfig.from_pretrained(location).num_hidden_layers
-    references = [[g for g in gold if g.strip()] or [""] for gold in golds]
-    log.info("BERTScore over %d answers with %s", len(predictions), model.describe())
-    precision, recall, f1 = bert_score.score([p or "" for p in predictions], references, model_type=location,
-                                             num_layers=layer, batch_size=batch_size, verbose=False)
-    return [(float(p), float(r), float(f)) for p, r, f in zip(precision, recall, f1, strict=True)]
+    references = [[g for g in gold if g.strip()] for gold in golds]
+    # an empty answer (or one that was only citation markers) or no gold text scores 0: nothing to compare, and
+    # bert-score cannot encode an empty text with the tokenizers of transformers 5
+    scored = [i for i, (p, r) in enumerate(zip(predictions, references, strict=True)) if (p or "").strip() and r]
+    results = [(0.0, 0.0, 0.0)] * len(predictions)
+    if not scored:
+        return results
+    log.info("BERTScore over %d answers with %s", len(scored), model.describe())
+    precision, recall, f1 = bert_score.score([predictions[i] for i in scored], [references[i] for i in scored],
+                                             model_type=location, num_layers=layer, batch_size=batch_size,
+                                             verbose=False)
+    for i, p, r, f in zip(scored, precision, recall, f1, strict=True):
+        results[i] = (float(p), float(r), float(f))
+    return results
 
 
 def answer_similarity(embedder, answer: str, reference: str) -> float:

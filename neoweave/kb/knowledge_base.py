@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neoweave.config import Settings, load_settings
+from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.kb.limits import Limits
 from neoweave.parameters import coerce_parameters
@@ -36,33 +36,12 @@ if TYPE_CHECKING:
     from neoweave.ingest.sync import SyncReport
     from neoweave.protocols import LLMClient, TextEmbedder
     from neoweave.query import RetrievalResult, Strategy
-    from neoweave.query.answer import AnswerResult
+    from neoweave.query.answer import AnswerEvent, AnswerResult
     from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
 _NOT_PARAMETERS = ("store", "embedder", "llm")
-
-
-def open_kb(path: str | Path | None = None, *, config: str | Path | None = None, settings: Settings | None = None,
-         limits: Limits | None = None, read_only: bool = False, embedder: TextEmbedder | None = None,
-         llm_client: LLMClient | None = None, **sections: Mapping[str, Any]) -> KnowledgeBase:
-    """A knowledge base over the data directory `path` (the embedded store's home; default `.neoweave`, or
-    what neoweave.toml / NEOWEAVE_DATA_DIR say).
-
-    `sections` override settings by section, e.g. `llm={"base_url": "http://localhost:11434/v1",
-    "model": "qwen2.5:7b"}`, `store={"backend": "neo4j"}`, `embedding={"runtime": "torch"}`. `embedder` and
-    `llm_client` plug in your own implementations of `neoweave.protocols.TextEmbedder` / `LLMClient`.
-    `read_only=True` refuses every write to the graph (servers use it).
-    """
-    if settings is None:
-        overrides: dict[str, dict[str, Any]] = {name: dict(values) for name, values in sections.items()}
-        if path is not None:
-            overrides.setdefault("falkordb", {})["data_dir"] = Path(path)
-        settings = load_settings(config, overrides=overrides)
-    elif sections or path is not None or config is not None:
-        raise NeoweaveError("give either settings=... or path/config/section overrides, not both")
-    return KnowledgeBase(settings, limits=limits, read_only=read_only, embedder=embedder, llm=llm_client)
 
 
 class KnowledgeBase:
@@ -281,17 +260,37 @@ class KnowledgeBase:
         return chosen.retrieve(question)
 
     def answer(self, question: str, strategy: str = "naive", k: int | None = None, *, prompt: str = "short_answer",
-               max_tokens: int | None = None, parameters: Mapping[str, Any] | None = None, **more: Any
-               ) -> AnswerResult:
-        """Retrieve, then answer with the LLM and the named prompt (`neoweave.query.PROMPTS`)."""
+               max_tokens: int | None = None, cite: bool = True, parameters: Mapping[str, Any] | None = None,
+               **more: Any) -> AnswerResult:
+        """Retrieve, then answer with the LLM and the named prompt (`neoweave.query.PROMPTS`); with `cite` (the
+        default) the answer's `citations` name the retrieved items it used."""
         from neoweave.query.answer import answer
+
+        question, chosen = self._answering(question, strategy, k, prompt, {**(parameters or {}), **more})
+        return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens, cite=cite)
+
+    def answer_stream(self, question: str, strategy: str = "naive", k: int | None = None, *,
+                      prompt: str = "short_answer", max_tokens: int | None = None, cite: bool = True,
+                      parameters: Mapping[str, Any] | None = None, **more: Any) -> Iterator[AnswerEvent]:
+        """`answer`, step by step (`neoweave.query.answer.AnswerEvent`): the retrieval, the text as the model
+        writes it, then the answer with its citations. The request is checked before the first event."""
+        from neoweave.query.answer import answer_stream
+
+        question, chosen = self._answering(question, strategy, k, prompt, {**(parameters or {}), **more})
+        return answer_stream(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens,
+                             cite=cite)
+
+    def _answering(self, question: str, strategy: str, k: int | None, prompt: str, given: Mapping[str, Any]
+                   ) -> tuple[str, Strategy]:
+        """The bounded question and the strategy to answer it with; an unknown prompt, a parameter out of
+        bounds or a graph without a step the strategy needs fail before anything runs."""
         from neoweave.query.prompts import get_prompt
 
         question = self.limits.question(question)
-        get_prompt(prompt)  # an unknown prompt fails before anything runs
-        chosen = self._build(strategy, self.request(strategy, k, {**(parameters or {}), **more}))
+        get_prompt(prompt)
+        chosen = self._build(strategy, self.request(strategy, k, given))
         self.check_graph()
-        return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens)
+        return question, chosen
 
     def explain(self, question: str, strategy: str = "naive", k: int | None = None, *, answer: bool = False,
                 prompt: str = "short_answer", documents: bool = True, parameters: Mapping[str, Any] | None = None,
@@ -302,7 +301,8 @@ class KnowledgeBase:
         given = {**(parameters or {}), **more}
         if answer:
             answered = self.answer(question, strategy, k, prompt=prompt, parameters=given)
-            return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents)
+            return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents,
+                           citations=answered.citation_rows())
         return explain(self.retrieve(question, strategy, k, parameters=given), self.store, documents=documents)
 
     def check(self) -> list[dict[str, Any]]:
@@ -343,6 +343,31 @@ class KnowledgeBase:
         self.close()  # the server restarts on the restored files; the store reconnects on next use
         return restore(self.settings, src, force=force, progress=progress or log.info)
 
+    def export(self, dest: str | Path, *, batch_size: int | None = None, progress: bool = False,
+               on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Write the whole graph into the new directory `dest`: gzipped JSON Lines per label and relationship type
+        and a manifest with counts and checksums (docs/export.md); returns the manifest. Only reads: allowed
+        read-only. `on_batch(done, total)` is called after each page."""
+        from neoweave.kb.transfer import export_graph
+
+        return export_graph(self.store, dest, batch_size=batch_size, progress=progress, on_batch=on_batch)
+
+    def import_from(self, src: str | Path, *, batch_size: int | None = None, progress: bool = False,
+                    on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Load an export (`export`) into this store, which must be empty, or hold an unfinished import of the same
+        export, which then resumes; checksums are verified before anything is written. Either backend: the way from
+        the embedded store to Neo4j. `on_batch(done, total)` is called after each batch."""
+        from neoweave.kb.transfer import import_graph
+
+        self._writable("import")
+        report = import_graph(self.store, src, batch_size=batch_size, progress=progress, on_batch=on_batch)
+        if report["embedding_model"] != self.settings.embedding.model:
+            log.warning("the imported graph's embedding model is %s, the configuration's %s: set embedding.model "
+                        "(NEOWEAVE_EMBEDDING_MODEL) to query it", report["embedding_model"],
+                        self.settings.embedding.model)
+        self._checked = False
+        return report
+
     def strategies(self) -> list[dict[str, Any]]:
         """Every strategy: name, one-line description, whether it calls an LLM, parameters with defaults."""
         from neoweave.query.catalog import strategy_catalog
@@ -355,36 +380,18 @@ class KnowledgeBase:
                  title: str | None = None, progress: bool = True) -> EvalOutcome:
         """Run `config` (strategies x k, answers, judge) over a QA set and write the report to `out`.
         Evaluations are not bounded by `limits` (they ask for what the run configures)."""
-        from neoweave.eval.pipeline import describe_setup, select_questions
-        from neoweave.eval.report import write_report
-        from neoweave.eval.runner import run, summarize
-        from neoweave.registry import STRATEGIES
+        from neoweave.eval.pipeline import evaluate_graph, select_questions
 
-        qa, out = Path(qa), Path(out)
-        questions = select_questions(qa, types=types, limit=limit)
+        questions = select_questions(Path(qa), types=types, limit=limit)  # a bad QA file fails before any ingest
         if corpus is not None:
             ingested = self.ingest(corpus, base_url=base_url, progress=progress)
             log.info("corpus %s: %d new, %d changed, %d unchanged documents", corpus, ingested.documents_new,
                      ingested.documents_changed, ingested.documents_unchanged)
         self.check_graph()
-        wants_llm = config.answer or any(STRATEGIES.get(name).wants_llm(config.parameters.get(name))
-                                         for name in config.strategies)
-        llm = self.llm if wants_llm else None
-        judge = None
-        if config.judge:
-            from neoweave.eval.judge import Judge
-
-            judge = Judge(self.judge_llm, self.embedder, answer_model=llm.model if llm else None)
-        pids = {"graph_server": self.store.server_pid(), "llm_server": llm.server_pid if llm else None}
-        evaluation = run(self.store, self.embedder, questions, config, llm=llm, progress=progress, pids=pids,
-                         judge=judge, make_strategy=self.strategy_factory())
-        rows = summarize(evaluation)
-        setup = describe_setup(self.settings, qa, questions, config, evaluation, llm, corpus=corpus, limit=limit,
-                               types=types)
-        report = write_report(out, evaluation, rows, title or f"neoweave eval: {qa.name}", setup=setup)
-        from neoweave.eval.pipeline import EvalOutcome
-
-        return EvalOutcome(evaluation, rows, report, setup)
+        return evaluate_graph(self.settings, self.store, self.embedder, Path(qa), questions, config, out,
+                              llm=lambda: self.llm, judge_llm=lambda: self.judge_llm,
+                              make_strategy=self.strategy_factory(), corpus=corpus, limit=limit, types=types,
+                              title=title, progress=progress)
 
     # -- internals -------------------------------------------------------------------------------
     def _writable(self, what: str) -> None:
@@ -393,10 +400,3 @@ class KnowledgeBase:
 
             raise ReadOnlyViolation(f"{what} writes to the graph, and this knowledge base was opened read-only",
                                     hint="open it with read_only=False")
-
-
-def evaluate(settings: Settings, qa: str | Path, config: RunConfig, out: str | Path, **options: Any) -> EvalOutcome:
-    """One evaluation in a knowledge base of its own (unbounded limits), closed afterwards: for scripts and
-    benchmarks that only evaluate. `options` are `KnowledgeBase.evaluate`'s."""
-    with KnowledgeBase(settings, limits=Limits.unbounded()) as kb:
-        return kb.evaluate(qa, config, out, **options)

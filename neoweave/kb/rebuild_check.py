@@ -369,7 +369,7 @@ def _merge_decisions(shot: Snapshot) -> set[tuple[Any, Any, Any]]:
 
 
 def _read_data_dir(data_dir: Path) -> Snapshot:
-    from neoweave.kb.knowledge_base import open_kb
+    from neoweave.kb.opening import open_kb
 
     with open_kb(data_dir, read_only=True) as kb:
         return snapshot(kb.store)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import openai
 from pydantic import BaseModel
@@ -27,6 +27,9 @@ from neoweave.llm.ledger import LLMCall, TokenLedger
 from neoweave.llm.store import LLMDatabase
 from neoweave.llm.structured import StructuredOutputError, parse_structured, schema_instruction
 from neoweave.protocols import LLMClient
+
+if TYPE_CHECKING:
+    from neoweave.llm.streaming import ChatStream
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -216,55 +219,79 @@ class LLMGateway:
     def _complete(self, messages: list[dict[str, Any]], params: dict[str, Any], *, stage: str,
                   cache: bool, defer_cache_write: bool = False) -> ChatResult:
         key = cache_key(self.model, messages, params) if cache and self.database is not None else None
-        if key is not None:
-            hit = self.database.get_response(key)  # type: ignore[union-attr]
-            if hit is not None:
-                call = self.ledger.record(LLMCall(stage=stage, model=self.model, cached=True,
-                                                  saved_tokens=int(hit.get("tokens", 0))))
-                return ChatResult(hit["text"], call)
-
+        hit = self.cached_reply(key, stage)
+        if hit is not None:
+            return hit
         call = LLMCall(stage=stage, model=self.model)
+        started = time.perf_counter()
+        try:
+            with self._slots:
+                response = self.retrying(call)(self.client.chat.completions.create, model=self.model,
+                                               messages=messages, **params)
+        except openai.OpenAIError as exc:
+            raise self.failed(call, exc, started) from exc
+        call.latency_ms = (time.perf_counter() - started) * 1000
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        count_usage(call, getattr(response, "usage", None), messages, text)
+        self.ledger.record(call)
+        result = ChatResult(text, call, key)
+        if not defer_cache_write:
+            self._cache_write(result)
+        return result
 
+    # -- streamed chat ---------------------------------------------------------------------------
+    def chat_stream(self, messages: list[dict[str, Any]], *, stage: str = "default", max_tokens: int | None = None,
+                    temperature: float | None = None, cache: bool = True) -> ChatStream:
+        """One completion whose text arrives in pieces (iterate the result); cached, retried and recorded like
+        `chat` (retries only until the first piece: text already shown is not asked for again)."""
+        from neoweave.llm.streaming import ChatStream
+
+        params = {"temperature": self.temperature if temperature is None else temperature,
+                  "max_tokens": max_tokens or self.max_tokens}
+        return ChatStream(self, messages, params, stage=stage, cache=cache)
+
+    def cached_reply(self, key: str | None, stage: str) -> ChatResult | None:
+        """A cached answer for `key` (recorded as a cache hit), or None."""
+        if key is None or self.database is None:
+            return None
+        hit = self.database.get_response(key)
+        if hit is None:
+            return None
+        call = self.ledger.record(LLMCall(stage=stage, model=self.model, cached=True,
+                                          saved_tokens=int(hit.get("tokens", 0))))
+        return ChatResult(hit["text"], call)
+
+    def retrying(self, call: LLMCall) -> Retrying:
+        """The retry policy of every request (rate limits, timeouts, connection errors, 5xx), noted on `call`."""
         def note_retry(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             call.retries += 1
             call.retry_causes.append(_describe(exc))
             log.warning("LLM call to %s failed (%s); retry %d", self.endpoint, _describe(exc), call.retries)
 
-        retrying = Retrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_random_exponential(multiplier=self.backoff_seconds, max=30),
-            retry=retry_if_exception(is_retryable),
-            before_sleep=note_retry,
-            reraise=True,
-        )
-        started = time.perf_counter()
-        try:
-            with self._slots:
-                response = retrying(self.client.chat.completions.create, model=self.model, messages=messages,
-                                    **params)
-        except openai.OpenAIError as exc:
-            call.latency_ms = (time.perf_counter() - started) * 1000
-            call.error = _describe(exc)
-            self.ledger.record(call)
-            error = LLMUnavailable if _unreachable(exc) else LLMError
-            raise error(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
-                        hint=_hint(exc)) from exc
+        return Retrying(stop=stop_after_attempt(self.max_retries + 1),
+                        wait=wait_random_exponential(multiplier=self.backoff_seconds, max=30),
+                        retry=retry_if_exception(is_retryable), before_sleep=note_retry, reraise=True)
+
+    def failed(self, call: LLMCall, exc: openai.OpenAIError, started: float) -> LLMError:
+        """Record a failed call and the error to raise for it."""
         call.latency_ms = (time.perf_counter() - started) * 1000
-        text = (response.choices[0].message.content or "") if response.choices else ""
-        usage = getattr(response, "usage", None)
-        if usage is not None and usage.prompt_tokens is not None:
-            call.prompt_tokens = int(usage.prompt_tokens)
-            call.completion_tokens = int(usage.completion_tokens or 0)
-        else:
-            call.prompt_tokens = estimate_tokens(" ".join(str(m.get("content", "")) for m in messages))
-            call.completion_tokens = estimate_tokens(text)
-            call.tokens_estimated = True
+        call.error = _describe(exc)
         self.ledger.record(call)
-        result = ChatResult(text, call, key)
-        if not defer_cache_write:
-            self._cache_write(result)
-        return result
+        error = LLMUnavailable if _unreachable(exc) else LLMError
+        return error(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
+                     hint=_hint(exc))
+
+
+def count_usage(call: LLMCall, usage: Any, messages: list[dict[str, Any]], text: str) -> None:
+    """The call's tokens as the server reports them, else estimated (and marked so)."""
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        call.prompt_tokens = int(usage.prompt_tokens)
+        call.completion_tokens = int(usage.completion_tokens or 0)
+    else:
+        call.prompt_tokens = estimate_tokens(" ".join(str(m.get("content", "")) for m in messages))
+        call.completion_tokens = estimate_tokens(text)
+        call.tokens_estimated = True
 
 
 def _describe(exc: BaseException | None) -> str:

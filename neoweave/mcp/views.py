@@ -62,9 +62,12 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
 
 
 def answer_data(answered: AnswerResult) -> dict[str, Any]:
-    """The answer, the prompt and the model call, with the retrieval behind it summarised like `retrieve`'s."""
+    """The answer, the sources it cites (a number naming no retrieved passage flagged), the prompt and the model
+    call, with the retrieval behind it summarised like `retrieve`'s."""
     call = answered.call
-    return plain({"question": answered.question, "answer": answered.answer, "prompt": answered.prompt,
+    return plain({"question": answered.question, "answer": answered.answer,
+                  "cited_answer": answered.cited_answer or answered.answer, "citations": answered.citation_rows(),
+                  "unknown_citations": answered.unknown_citations, "prompt": answered.prompt,
                   "llm_call": dataclasses.asdict(call) if call else None,
                   "retrieval": retrieval_data(answered.retrieval)})
 

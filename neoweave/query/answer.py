@@ -1,52 +1,187 @@
-"""answer(): retrieve with a strategy, fill a prompt, ask the LLM; one result with trace and full cost."""
+"""answer(): retrieve with a strategy, fill a prompt, ask the LLM; one result with trace, citations and full
+cost.
+
+Citations come one of two ways, as the prompt says (`PromptTemplate.cite` / `cite_follow_up`). Prompts that
+write sentences ask for `[n]` markers inline. The short-answer prompts do not: asked inline, the 1.5B local
+model's exact match on HotpotQA-100 fell from 0.48 to 0.37 (docs/answers.md). They ask instead, in one more
+turn of the same conversation, which passages support the answer: the answer itself is the one the model gives
+without being asked to cite, and the extra turn is short (a local llama.cpp server reuses the conversation's
+prefix, so only the question and a few numbers are new tokens).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from neoweave.llm import LLMCall
-from neoweave.protocols import LLMClient
+from neoweave.protocols import LLMClient, StreamingLLMClient
 from neoweave.query.base import RetrievalResult, Strategy
-from neoweave.query.prompts import get_prompt, render
+from neoweave.query.citations import Citation, citations, cited_numbers, strip_markers
+from neoweave.query.prompts import INSUFFICIENT, PromptTemplate, get_prompt, render
+
+if TYPE_CHECKING:
+    from neoweave.llm.gateway import ChatResult
+
+CITE_MAX_TOKENS = 24
+"""The follow-up turn's reply: a few numbers in brackets."""
 
 
 @dataclass
 class AnswerResult:
     question: str
     answer: str
+    """The answer without citation markers (what exact match scores, and a short answer shows)."""
     prompt: str
     retrieval: RetrievalResult
     call: LLMCall | None
     """The answer call; None when the strategy answered without one (global search with no helpful point)."""
+    citations: list[Citation] = field(default_factory=list)
+    """The context items the answer cites, in the order it first cites them; unknown numbers flagged."""
+    cited_answer: str = ""
+    """The answer with its markers ([1], [2] name `retrieval.items` from 1): where the model put them, or
+    after a short answer when they came from the follow-up turn."""
+    cite_call: LLMCall | None = None
+    """The extra call citations cost, when there was one: the follow-up turn that asked which passages support a
+    short answer, or the answer asked again when the model replied with numbers only."""
+
+    @property
+    def unknown_citations(self) -> list[int]:
+        """Numbers the answer cites that name no retrieved item."""
+        return [citation.number for citation in self.citations if not citation.known]
+
+    def citation_rows(self) -> list[dict[str, Any]]:
+        """The citations as plain data, each with where to read it (`source`)."""
+        return [{**dataclasses.asdict(c), "source": c.source} for c in self.citations]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "answer": self.answer, "prompt": self.prompt,
+        return {"question": self.question, "answer": self.answer, "cited_answer": self.cited_answer or self.answer,
+                "citations": self.citation_rows(),
+                "unknown_citations": self.unknown_citations, "prompt": self.prompt,
                 "retrieval": self.retrieval.as_dict(),
-                "llm_call": dataclasses.asdict(self.call) if self.call else None}
+                "llm_call": dataclasses.asdict(self.call) if self.call else None,
+                "cite_call": dataclasses.asdict(self.cite_call) if self.cite_call else None}
 
 
-def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
-           max_tokens: int | None = None, **overrides: Any) -> AnswerResult:
-    """Retrieve context for `question`, build the named prompt, and ask the model.
+def _charge(retrieval: RetrievalResult, call: LLMCall | None) -> None:
+    """Add a call's latency and tokens to the retrieval's cost (which holds the calls the strategy made itself,
+    such as global search's map step), so one result carries the whole price of the answer."""
+    if call is None:
+        return
+    cost = retrieval.cost
+    cost.milliseconds["llm"] = cost.milliseconds.get("llm", 0.0) + call.latency_ms
+    cost.llm_calls += 1
+    cost.prompt_tokens += call.prompt_tokens
+    cost.completion_tokens += call.completion_tokens
+    cost.cached_tokens += call.saved_tokens
 
-    The LLM call's latency, tokens and count are added to the retrieval's cost (which holds the calls the
-    strategy made itself, such as global search's map step), so one result carries the whole price of the
-    answer. A strategy that needs the LLM to retrieve gets `llm` when it has none.
-    """
+
+def _follow_up(llm: LLMClient, template: PromptTemplate, messages: list[dict[str, str]] | None, text: str,
+               retrieval: RetrievalResult, stage: str) -> ChatResult | None:
+    """The follow-up turn's reply, when the prompt cites that way and there is something to cite (an answer
+    with no markers of its own that is not Insufficient Information); else None."""
+    if (messages is None or not template.cite_follow_up or not retrieval.items or not text.strip()
+            or INSUFFICIENT.lower() in text.lower() or cited_numbers(text)):
+        return None
+    turn = [*messages, {"role": "assistant", "content": text.strip()},
+            {"role": "user", "content": template.cite_follow_up}]
+    return llm.chat(turn, stage=stage, max_tokens=CITE_MAX_TOKENS)
+
+
+def finish(question: str, prompt: str, retrieval: RetrievalResult, text: str, call: LLMCall | None, *,
+           llm: LLMClient | None = None, messages: list[dict[str, str]] | None = None, cite: bool = False,
+           stage: str = "cite", max_tokens: int | None = None) -> AnswerResult:
+    """The answer result of the model's reply `text`: citations read (asked for in a follow-up turn when the
+    prompt cites that way), markers stripped, every call charged to the retrieval's cost. A reply that is only
+    citation markers (a small model asked to cite inline can give "[1]" for an answer) is asked again without
+    the request for them, and keeps its numbers."""
+    _charge(retrieval, call)
+    text = text.strip()
+    plain = strip_markers(text)
+    template = get_prompt(prompt)
+    if cite and llm is not None and messages is not None and not plain and cited_numbers(text):
+        again = llm.chat(render(template, retrieval), stage=stage, max_tokens=max_tokens)
+        return _cited(question, prompt, retrieval, call, again, strip_markers(again.text.strip()), text)
+    reply = _follow_up(llm, template, messages, text, retrieval, stage) if cite and llm is not None else None
+    if reply is None:
+        return AnswerResult(question, plain, prompt, retrieval, call, citations(text, retrieval.items), text)
+    return _cited(question, prompt, retrieval, call, reply, plain, reply.text)
+
+
+def _cited(question: str, prompt: str, retrieval: RetrievalResult, call: LLMCall | None, extra: ChatResult,
+           plain: str, numbers_text: str) -> AnswerResult:
+    """The answer `plain` with the numbers given in `numbers_text` (markers, or bare numbers when it has none:
+    a follow-up reply is meant to be numbers only), the `extra` call that citations cost charged."""
+    _charge(retrieval, extra.call)
+    numbers = cited_numbers(numbers_text) or list(dict.fromkeys(
+        int(n) for n in re.findall(r"\b\d{1,3}\b", numbers_text)))
+    markers = "".join(f"[{number}]" for number in numbers)
+    cited = f"{plain} {markers}" if markers else plain
+    return AnswerResult(question, plain, prompt, retrieval, call, citations(markers, retrieval.items), cited,
+                        extra.call)
+
+
+def prepare(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer", cite: bool = True,
+            **overrides: Any) -> tuple[RetrievalResult, list[dict[str, str]] | None]:
+    """Retrieve context for `question` and build the named prompt's messages (None when the strategy already
+    knows the answer). A strategy that needs the LLM to retrieve gets `llm` when it has none."""
     template = get_prompt(prompt)
     if strategy.wants_llm(strategy.parameters()) and strategy.llm is None:
         strategy = dataclasses.replace(strategy, llm=llm)
     retrieval = strategy.retrieve(question, **overrides)
     if retrieval.answer is not None:  # the strategy knows it cannot answer: no call
-        return AnswerResult(question, retrieval.answer, prompt, retrieval, None)
-    messages = render(template, retrieval)
+        return retrieval, None
+    return retrieval, render(template, retrieval, cite=cite)
+
+
+def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
+           max_tokens: int | None = None, cite: bool = True, **overrides: Any) -> AnswerResult:
+    """Retrieve context for `question`, build the named prompt, and ask the model; with `cite` (the default)
+    the result's `citations` name the passages the answer used (asked as the prompt says: inline, or in a
+    follow-up turn)."""
+    retrieval, messages = prepare(question, strategy=strategy, llm=llm, prompt=prompt, cite=cite, **overrides)
+    if messages is None:
+        return finish(question, prompt, retrieval, retrieval.answer or "", None)
     reply = llm.chat(messages, stage=f"answer:{strategy.name}", max_tokens=max_tokens)
-    cost = retrieval.cost
-    cost.milliseconds["llm"] = cost.milliseconds.get("llm", 0.0) + reply.call.latency_ms
-    cost.llm_calls += 1
-    cost.prompt_tokens += reply.call.prompt_tokens
-    cost.completion_tokens += reply.call.completion_tokens
-    cost.cached_tokens += reply.call.saved_tokens
-    return AnswerResult(question, reply.text.strip(), prompt, retrieval, reply.call)
+    return finish(question, prompt, retrieval, reply.text, reply.call, llm=llm, messages=messages, cite=cite,
+                  stage=f"cite:{strategy.name}", max_tokens=max_tokens)
+
+
+@dataclass
+class AnswerEvent:
+    """One step of a streamed answer: the retrieval first, then the answer's text in pieces, then the whole
+    answer with its citations (the HTTP API sends each as a server-sent event)."""
+
+    kind: Literal["retrieval", "text", "answer"]
+    text: str = ""
+    retrieval: RetrievalResult | None = None
+    answer: AnswerResult | None = None
+
+
+def answer_stream(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
+                  max_tokens: int | None = None, cite: bool = True, **overrides: Any) -> Iterator[AnswerEvent]:
+    """`answer`, step by step: the retrieval as soon as it is done, the text as the model writes it (in one
+    piece from a client that cannot stream), and the result last (after the follow-up turn, when the prompt
+    asks for citations that way). The pieces carry inline markers as the model writes them; the last event's
+    answer has them read and stripped."""
+    retrieval, messages = prepare(question, strategy=strategy, llm=llm, prompt=prompt, cite=cite, **overrides)
+    yield AnswerEvent("retrieval", retrieval=retrieval)
+    if messages is None:
+        yield AnswerEvent("answer", answer=finish(question, prompt, retrieval, retrieval.answer or "", None))
+        return
+    stage = f"answer:{strategy.name}"
+    if isinstance(llm, StreamingLLMClient):
+        stream = llm.chat_stream(messages, stage=stage, max_tokens=max_tokens)
+        for piece in stream:
+            yield AnswerEvent("text", text=piece)
+        assert stream.result is not None  # set when the stream has been read to its end
+        text, call = stream.result.text, stream.result.call
+    else:
+        reply = llm.chat(messages, stage=stage, max_tokens=max_tokens)
+        yield AnswerEvent("text", text=reply.text)
+        text, call = reply.text, reply.call
+    yield AnswerEvent("answer", answer=finish(question, prompt, retrieval, text, call, llm=llm, messages=messages,
+                                              cite=cite, stage=f"cite:{strategy.name}", max_tokens=max_tokens))

@@ -1,7 +1,8 @@
 """`neoweave serve`: a small HTTP API over one graph, and the web page that uses it.
 
     POST /query    {question, strategy, k?, parameters?}            -> the retrieval (items, trace, cost)
-    POST /answer   {question, strategy, k?, parameters?, prompt?}   -> the answer and its retrieval
+    POST /answer   {question, strategy, k?, parameters?, prompt?, cite?} -> the answer, its citations, its retrieval
+    POST /answer/stream (same body)                                 -> server-sent events: retrieval, text..., answer
     POST /explain  {question, strategy, k?, parameters?, answer?}   -> the explanation (nodes, relationships)
     GET  /view?question=...&strategy=...&k=...                      -> the explanation's graph view (HTML)
     GET  /assets/neoweave-viz-<version>.js|.css                     -> the renderer the views share
@@ -17,18 +18,23 @@ first request that needs it). Requests are bounded by the body size here and by 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import time
+from collections.abc import Iterator
 from importlib import resources
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from neoweave.errors import NeoweaveError
 from neoweave.kb import KnowledgeBase
+
+if TYPE_CHECKING:
+    from neoweave.query.answer import AnswerEvent
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +50,7 @@ class Ask(BaseModel):
 
 class AskAnswer(Ask):
     prompt: str = Field("short_answer", description="the answer prompt")
+    cite: bool = Field(True, description="ask the model for the numbers of the passages it used (citations)")
 
 
 class AskExplain(Ask):
@@ -124,8 +131,22 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES, token
     @app.post("/answer")
     def answer(ask: AskAnswer) -> dict[str, Any]:
         """Retrieve, then answer with the configured LLM."""
-        answered = kb.answer(ask.question, ask.strategy, ask.k, prompt=ask.prompt, parameters=ask.parameters)
+        answered = kb.answer(ask.question, ask.strategy, ask.k, prompt=ask.prompt, parameters=ask.parameters,
+                             cite=ask.cite)
         return _jsonable(answered.as_dict())
+
+    @app.post("/answer/stream", response_class=StreamingResponse,
+              responses={200: {"content": {"text/event-stream": {}},
+                               "description": "events `retrieval` (as /query returns it), `text` ({text}: the "
+                                              "answer's next piece), `answer` (as /answer returns it, with the "
+                                              "citations), or `error` ({error, hint}) if it fails midway"}})
+    def answer_stream(ask: AskAnswer) -> StreamingResponse:
+        """Retrieve, then answer, streamed as server-sent events: the context first, the answer's text as the
+        model writes it, the answer with its citations last. A refused request is a 400 before any event."""
+        events = kb.answer_stream(ask.question, ask.strategy, ask.k, prompt=ask.prompt, parameters=ask.parameters,
+                                  cite=ask.cite)
+        return StreamingResponse(_server_sent(events), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.post("/explain")
     def explain(ask: AskExplain) -> dict[str, Any]:
@@ -166,6 +187,27 @@ def _renderer_files() -> dict[str, tuple[str, str]]:
         return {}
     script_name, style_name = assets.names
     return {script_name: (assets.script, "text/javascript"), style_name: (assets.style, "text/css")}
+
+
+def _server_sent(events: Iterator[AnswerEvent]) -> Iterator[str]:
+    """Each answer event as a server-sent event (`event:` its kind, `data:` one line of JSON); an error after
+    the response has started becomes an `error` event, since the status code is already sent."""
+    def event(kind: str, data: Any) -> str:
+        return f"event: {kind}\ndata: {json.dumps(_jsonable(data), ensure_ascii=False)}\n\n"
+
+    try:
+        for step in events:
+            if step.kind == "retrieval" and step.retrieval is not None:
+                yield event("retrieval", step.retrieval.as_dict())
+            elif step.kind == "text":
+                yield event("text", {"text": step.text})
+            elif step.answer is not None:
+                yield event("answer", step.answer.as_dict())
+    except NeoweaveError as exc:
+        yield event("error", {"error": exc.message, "hint": exc.hint})
+    except Exception as exc:  # reported to the reader, logged with its traceback here
+        log.exception("streamed answer failed")
+        yield event("error", {"error": f"{type(exc).__name__}: {exc}", "hint": "see the server's log"})
 
 
 def _jsonable(value: Any) -> Any:

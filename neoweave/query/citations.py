@@ -1,0 +1,99 @@
+"""Citations: the numbered context items an answer says it used, as data.
+
+Every answer prompt numbers its passages `[1]`, `[2]`, ... in the order of the retrieval's items (facts cite
+the same numbers), and asks the model to put those numbers in square brackets after what they support. The
+reply is read back here: each number becomes a `Citation` to its chunk (section, document, URL; a PDF
+section's URL names its page), a number that names no retrieved item is kept and flagged (`known` false: the
+model cited something it was not given), and the answer text comes back without the markers, so exact-match
+scoring and short answers stay what they were.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from neoweave.query.base import ContextItem
+
+_MARKER = re.compile(
+    r"(?:\s+|(?<![\w)]))\[\s*(?:(?:passages?|sources?|context|documents?|docs?|items?)\s*)?#?"
+    r"(\d{1,4}(?:\s*(?:,|;|-|\u2013|and)\s*#?\d{1,4})*)\s*\]", re.IGNORECASE)
+"""A citation marker: `[2]`, `[1, 3]`, `[2-4]`, `[Passage 2]`, with the whitespace before it; not an index
+written against a name (`items[2]`, `f(x)[0]`)."""
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+"""Code in an answer (fenced or inline): brackets there are code, not citations."""
+_NUMBER_OR_RANGE = re.compile(r"(\d+)\s*(?:(?:-|\u2013)\s*#?(\d+))?")
+_MAX_RANGE = 50
+"""A range wider than this is not read as a range (`[1-2000]` is no citation of 2,000 passages)."""
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited context item, by its number in the prompt."""
+
+    number: int
+    known: bool
+    """False when the number names no item the answer was given (flagged in every front end)."""
+    chunk_id: str = ""
+    section_id: str = ""
+    doc_id: str = ""
+    section_title: str = ""
+    url: str = ""
+
+    @property
+    def source(self) -> str:
+        """Where to read it: the section's URL (a web page, a PDF's page), else its title, else the document."""
+        if not self.known:
+            return "(no such passage was retrieved)"
+        return self.url or self.section_title or self.doc_id
+
+
+def _numbers(group: str) -> list[int]:
+    numbers: list[int] = []
+    for start, end in _NUMBER_OR_RANGE.findall(group):
+        first = int(start)
+        last = int(end) if end else first
+        if end and first < last <= first + _MAX_RANGE:
+            numbers.extend(range(first, last + 1))
+        else:
+            numbers.extend((first, last) if end else (first,))
+    return numbers
+
+
+def _markers(text: str) -> list[re.Match[str]]:
+    code = [match.span() for match in _CODE.finditer(text)]
+    return [match for match in _MARKER.finditer(text)
+            if not any(start <= match.start(1) < end for start, end in code)]
+
+
+def cited_numbers(text: str) -> list[int]:
+    """Every number cited in `text`, first citation first, each once."""
+    seen: dict[int, None] = {}
+    for match in _markers(text):
+        for number in _numbers(match.group(1)):
+            seen.setdefault(number, None)
+    return list(seen)
+
+
+def strip_markers(text: str) -> str:
+    """The text without its citation markers ("Paris [2]." -> "Paris.")."""
+    parts, end = [], 0
+    for match in _markers(text):
+        parts.append(text[end:match.start()])
+        end = match.end()
+    parts.append(text[end:])
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", "".join(parts)).strip()
+
+
+def citations(text: str, items: list[ContextItem]) -> list[Citation]:
+    """The citations of an answer against the items it was given (numbered from 1 in their order)."""
+    found = []
+    for number in cited_numbers(text):
+        if 1 <= number <= len(items):
+            item = items[number - 1]
+            found.append(Citation(number, True, item.chunk_id, item.section_id, item.doc_id, item.section_title,
+                                  item.url))
+        else:
+            found.append(Citation(number, False))
+    return found
