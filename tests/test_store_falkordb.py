@@ -8,6 +8,7 @@ import pytest
 from neoweave.cypher import statement_names
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
+from neoweave.kb.transfer_files import node_statement, rel_statement, vector_properties
 from neoweave.store.base import looks_like_write
 
 DIM = 4
@@ -386,6 +387,27 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
           "set_chunk_tag_paths",
           "tags_user_edit_chunk", "tags_user_edit_document", "rst_forget_chunks", "rst_write_features",
           "rst_write_relations"}
+# neoweave export / import (behaviour tested in test_transfer.py): a statement per label and per (start, type, end),
+# named from the schema; the import of relationships writes only while an import marker is at `position`.
+for _label in SCHEMA.labels:
+    EXAMPLES[node_statement("export", _label)] = {"after": "", "limit": 10}
+    EXAMPLES[node_statement("import", _label)] = {"rows": [{
+        "key": "x1", "properties": {_label.key: "x1", "title": "t"},
+        "vectors": {name: _unit([1, 0, 0, 0]) for name in vector_properties(_label.properties)}}]}
+    WRITES.add(node_statement("import", _label))
+for _rel in SCHEMA.relationships:
+    EXAMPLES[rel_statement("export", _rel)] = {"after": "", "limit": 10}
+    EXAMPLES[rel_statement("import", _rel)] = {"position": 0, "rows": [{
+        "start": "c1", "end": "c2", "properties": {"weight": 1.0},
+        "vectors": {name: _unit([1, 0, 0, 0]) for name in vector_properties(_rel.properties)}}]}
+    WRITES.add(rel_statement("import", _rel))
+EXAMPLES.update({
+    "import_progress_get": {},
+    "import_progress_start": {"fingerprint": "f", "source": "/nowhere/export", "now": NOW},
+    "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},
+    "import_progress_clear": {},
+})
+WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "graph_labels", "vector_search",
                 "fulltext_search",

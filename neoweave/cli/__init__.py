@@ -24,6 +24,7 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
     store,
     sync,
     tags,
+    transfer,
 )
 from neoweave.cli.common import app, err_console, state
 from neoweave.errors import NeoweaveError

@@ -188,10 +188,11 @@ SCHEMA = GraphSchema(
             "Meta",
             key="id",
             properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "fingerprint",
-                        "members_changed"),
+                        "members_changed", "import_source", "records_loaded"),
             doc="One node recording the schema version and the embedding model the graph was built with; "
                 "id 'communities' records the entity graph the communities were detected on, and the communities "
-                "a member of which changed since their report (members_changed).",
+                "a member of which changed since their report (members_changed); id 'import' marks an unfinished "
+                "`neoweave import` (fingerprint of the export's manifest, import_source, records_loaded).",
         ),
     ),
     relationships=(

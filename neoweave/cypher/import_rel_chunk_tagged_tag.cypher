@@ -1,0 +1,11 @@
+// neoweave import: TAGGED relationships from Chunk to Tag, created only while the import marker
+// (Meta {id: 'import'}) is at this batch's position: a unit re-sent after a lost reply adds nothing twice.
+// @param rows: LIST  [{start, end, properties, vectors}]  properties without vectors; vectors {}
+// @param position: INTEGER  records of the import loaded before this batch
+MATCH (m:Meta {id: 'import'})
+WHERE m.records_loaded = $position
+UNWIND $rows AS row
+MATCH (a:Chunk {id: row.start})
+MATCH (b:Tag {name: row.end})
+CREATE (a)-[r:TAGGED]->(b)
+SET r = row.properties
