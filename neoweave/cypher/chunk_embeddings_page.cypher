@@ -2,7 +2,7 @@
 // @param after: STRING  the last id of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 MATCH (c:Chunk)
-WHERE c.id > $after
+WHERE {{key_after c.id $after}}
 RETURN c.id AS id, c.embedding AS embedding
 ORDER BY c.id
 LIMIT $limit

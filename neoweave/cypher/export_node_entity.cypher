@@ -3,7 +3,7 @@
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 MATCH (n:Entity)
-WHERE n.id > $after
+WHERE {{key_after n.id $after}}
 RETURN n.id AS key, properties(n) AS properties
 ORDER BY key
 LIMIT $limit

@@ -3,7 +3,7 @@
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 MATCH (n:Tag)
-WHERE n.name > $after
+WHERE {{key_after n.name $after}}
 RETURN n.name AS key, properties(n) AS properties
 ORDER BY key
 LIMIT $limit

@@ -3,7 +3,7 @@
 // @param after: STRING  the last start key of the previous page ('' for the first)
 // @param limit: INTEGER  start nodes per page
 MATCH (a:Section)
-WHERE a.id > $after
+WHERE {{key_after a.id $after}}
 WITH a ORDER BY a.id LIMIT $limit
 OPTIONAL MATCH (a)-[r:LINKS_TO]->(b:Section)
 RETURN a.id AS start_key, b.id AS end_key, properties(r) AS properties

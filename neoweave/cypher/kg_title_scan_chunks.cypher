@@ -5,7 +5,7 @@
 // @param after: STRING  the last chunk id of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 MATCH (c:Chunk)
-WHERE c.id > $after AND coalesce(c.titles_scanned, false) = $scanned
+WHERE {{key_after c.id $after}} AND coalesce(c.titles_scanned, false) = $scanned
   AND any(signature IN coalesce(c.enriched, []) WHERE signature STARTS WITH $prefix)
 WITH c
 ORDER BY c.id

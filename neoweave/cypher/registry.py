@@ -11,6 +11,10 @@ differ are written as macros that render per backend:
 - ``{{vector_nodes INDEX K EMBEDDING}}``: top-K nodes of a schema vector index, yielding ``node`` and
   ``score`` (cosine similarity in [-1, 1] on both backends), best first.
 - ``{{fulltext_nodes INDEX QUERY}}``: BM25 hits of a schema full-text index, yielding ``node, score``.
+- ``{{key_after KEY CURSOR}}``: ``KEY > CURSOR`` for paging in key order (with ``ORDER BY KEY``). FalkorDB's
+  range index compares strings by signed bytes, so ``n.id > $after`` answered from it skips every key with a
+  non-ASCII character after an ASCII cursor, while ``ORDER BY`` sorts by code point; FalkorDB gets
+  ``KEY + '' > CURSOR``, which the index cannot answer (a label scan per page).
 
 A statement that cannot be expressed with macros (DDL listings, procedures with different signatures)
 lives in ``cypher/<backend>/<name>.cypher``, which overrides the shared file for that backend. A name
@@ -124,6 +128,10 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         if backend == "falkordb":
             return f"CALL db.idx.fulltext.queryNodes('{fulltext.label}', {query}) YIELD node, score"
         return f"CALL db.index.fulltext.queryNodes('{index}', {query}) YIELD node, score"
+    if name == "key_after":
+        need(2)
+        key, cursor = args
+        return f"{key} + '' > {cursor}" if backend == "falkordb" else f"{key} > {cursor}"
     raise StatementError(f"statement '{statement}': unknown macro {{{{{name}}}}}")
 
 
