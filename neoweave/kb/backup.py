@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import sqlite3
 from importlib import metadata
 from pathlib import Path
@@ -21,14 +19,7 @@ from typing import Any
 
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
-from neoweave.kb.files import (
-    file_entry,
-    fsync,
-    neoweave_version,
-    partial_dir,
-    remove_stale_partials,
-    verify_checksums,
-)
+from neoweave.kb.files import file_entry, fsync, neoweave_version, staged_directory, verify_checksums
 from neoweave.store.base import now_iso
 from neoweave.store.falkordb_backup import Progress, exclusive, install, snapshot, stored_nodes
 
@@ -55,10 +46,7 @@ def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, prog
     if dest == data_dir or data_dir in dest.parents:
         raise NeoweaveError(f"the backup directory {dest} is inside the data directory {data_dir}",
                             hint="back up to a directory outside it")
-    partial = partial_dir(dest)
-    remove_stale_partials(dest, "backup")
-    partial.mkdir(parents=True)
-    try:
+    with staged_directory(dest, "backup") as partial:
         with exclusive(data_dir):
             progress(f"backing up {data_dir} to {dest}")
             taken = snapshot(server, partial / GRAPH_FILE, progress=progress)
@@ -81,12 +69,6 @@ def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, prog
             "files": files,
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-        fsync(partial / MANIFEST, partial)
-        os.replace(partial, dest)  # onto a missing or empty directory: atomic
-        fsync(dest.parent)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
     return manifest
 
 

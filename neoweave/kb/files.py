@@ -9,6 +9,7 @@ import hashlib
 import logging
 import os
 import shutil
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,24 @@ _PARTIAL = ".partial-"
 def partial_dir(dest: Path) -> Path:
     """This process's hidden sibling of `dest` to write into (renamed onto `dest` when complete)."""
     return dest.parent / f".{dest.name}{_PARTIAL}{os.getpid()}"
+
+
+@contextlib.contextmanager
+def staged_directory(dest: Path, what: str) -> Iterator[Path]:
+    """A new hidden sibling of `dest` to write into: when the block ends, everything in it is flushed to disk and
+    it is renamed onto `dest` (a missing or empty directory: atomic); if the block fails it is removed. Stale
+    siblings left by killed runs are removed first (`what`: "backup", "export", for the log)."""
+    partial = partial_dir(dest)
+    remove_stale_partials(dest, what)
+    partial.mkdir(parents=True)
+    try:
+        yield partial
+        fsync(*sorted(partial.rglob("*")), partial)
+        os.replace(partial, dest)
+        fsync(dest.parent)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
 
 
 def remove_stale_partials(dest: Path, what: str) -> None:

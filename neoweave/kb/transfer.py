@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +23,7 @@ from tqdm import tqdm
 from neoweave.errors import NeoweaveError
 from neoweave.graph_schema.model import SCHEMA_VERSION, NodeLabel, RelType
 from neoweave.kb import transfer_files as files
-from neoweave.kb.files import file_entry, fsync, neoweave_version, partial_dir, remove_stale_partials
+from neoweave.kb.files import file_entry, neoweave_version, staged_directory
 from neoweave.store.base import Counts, GraphStore, now_iso
 
 log = logging.getLogger(__name__)
@@ -54,11 +52,8 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
     _check_covered(store, counts)
     total = (sum(counts.nodes.get(label.name, 0) for label in schema.labels)
              + sum(counts.relationships.get(name, 0) for name in schema.relationship_names))
-    partial = partial_dir(dest)
-    remove_stale_partials(dest, "export")
-    partial.mkdir(parents=True)
     started = time.monotonic()
-    try:
+    with staged_directory(dest, "export") as partial:
         nodes: dict[str, Any] = {}
         relationships: dict[str, Any] = {}
         with tqdm(total=total, desc="export", unit="record", disable=not progress) as bar:
@@ -93,12 +88,6 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
                       for entry in (*nodes.values(), *relationships.values())},
         }
         (partial / files.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        fsync(partial / files.MANIFEST, partial / "nodes", partial / "relationships", partial)
-        os.replace(partial, dest)  # onto a missing or empty directory: atomic
-        fsync(dest.parent)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
     return manifest
 
 
