@@ -93,11 +93,9 @@ ENTITIES = {  # id -> (name, type, home section, chunks mentioning it)
 LINKS = [("alpha", "keller", "inferred"), ("keller", "ardez", "authored")]
 
 
-@pytest.fixture
-def walk_graph(falkordb_store, embedder):
-    store = falkordb_store
+def _load(store, embedder, sections: dict[str, tuple[str, str]], entities_by_id: dict, links: list) -> None:
+    """Sections (one chunk each), entities with their homes and mentions, and section links, in the real store."""
     store.apply_schema(embedder.model_name, embedder.dimension)
-    sections = dict(DOCS) | {f"filler{i}": (f"Filler {i}", f"Filler page {i} mentions a letter.") for i in range(12)}
     texts = [text for _, text in sections.values()]
     chunks = [{"section": sid, "id": f"{sid}:0", "title": title, "text": text, "embedding": vector}
               for (sid, (title, text)), vector in zip(sections.items(), embedder.embed(texts), strict=True)]
@@ -106,10 +104,10 @@ def walk_graph(falkordb_store, embedder):
                 "(s:Section {id: row.section, doc_id: row.section, title: row.title})-[:HAS_CHUNK]->"
                 "(c:Chunk {id: row.id, doc_id: row.section, section_id: row.section, text: row.text, order: 0, "
                 "token_count: 20, embedding: vecf32(row.embedding)})", {"rows": chunks}, write=True)
-    names = [name for name, *_ in ENTITIES.values()]
+    names = [name for name, *_ in entities_by_id.values()]
     entities = [{"id": eid, "name": name, "key": name.lower(), "type": kind, "home": home, "chunks": mentioned,
                  "mentions": len(mentioned), "embedding": vector}
-                for (eid, (name, kind, home, mentioned)), vector in zip(ENTITIES.items(), embedder.embed(names),
+                for (eid, (name, kind, home, mentioned)), vector in zip(entities_by_id.items(), embedder.embed(names),
                                                                        strict=True)]
     store.query("UNWIND $rows AS row CREATE (e:Entity:__Entity__ {id: row.id, name: row.name, key: row.key, "
                 "type: row.type, mention_count: row.mentions, aliases_text: '', embedding: vecf32(row.embedding)})",
@@ -120,10 +118,16 @@ def walk_graph(falkordb_store, embedder):
     store.query("UNWIND $rows AS row MATCH (e:Entity {id: row.id}) MATCH (s:Section {id: row.home}) "
                 "CREATE (e)-[:DESCRIBED_BY]->(s)", {"rows": [e for e in entities if e["home"]]}, write=True)
     store.query("UNWIND $rows AS row MATCH (s:Section {id: row[0]}) MATCH (t:Section {id: row[1]}) "
-                "CREATE (s)-[:LINKS_TO {method: row[2], order: 0}]->(t)", {"rows": [list(x) for x in LINKS]},
+                "CREATE (s)-[:LINKS_TO {method: row[2], order: 0}]->(t)", {"rows": [list(x) for x in links]},
                 write=True)
     embed_all_link_contexts(store, embedder, progress=False)  # as ingest and enrich kg do for their links
-    return store
+
+
+@pytest.fixture
+def walk_graph(falkordb_store, embedder):
+    sections = dict(DOCS) | {f"filler{i}": (f"Filler {i}", f"Filler page {i} mentions a letter.") for i in range(12)}
+    _load(falkordb_store, embedder, sections, ENTITIES, LINKS)
+    return falkordb_store
 
 
 QUESTION = "Where was the founder of Alpha Corp born?"
@@ -147,7 +151,7 @@ def test_ppr_walks_from_the_named_entity_to_the_bridge_page(walk_graph, embedder
     # the links ppr ranks carry their context embedding (ingest and enrich kg embed them): it checks, only reads
     statements = result.trace.statements
     assert [s for s in statements if "context_embedding" not in s] == [
-        "chunk_vector_search", "kg_link_entities", "ppr_expand", "ppr_expand", "chunk_contexts"]
+        "chunk_vector_search", "kg_link_entities", "entity_written_as", "ppr_expand", "ppr_expand", "chunk_contexts"]
     assert "set_link_context_embeddings" not in statements
     assert statements.index("chunk_links_missing_context_embedding") < statements.index("ppr_expand")
     again = strategy("ppr", walk_graph, embedder, k=3).retrieve(QUESTION)
@@ -254,3 +258,76 @@ def test_strategies_that_rank_links_by_context_embedding_say_so():
     assert readers == {"larag_expand", "ppr_expand"}  # a new reader: flag its strategy, then extend this set
     assert STRATEGIES.get("larag").reads_link_contexts and STRATEGIES.get("ppr").reads_link_contexts
     assert not STRATEGIES.get("naive").reads_link_contexts and not STRATEGIES.get("kg").reads_link_contexts
+
+
+# --- generic names and comparisons (retrieval II) --------------------------------------------------------------
+
+FILMS = {  # section id -> (title, chunk text)
+    "red": ("Red Harbor", "Red Harbor is a 1990 drama film directed by Carla Moss."),
+    "carla": ("Carla Moss", "Carla Moss is a Canadian director, born in 1950 in Toronto."),
+    "toronto": ("Toronto", "Toronto is the largest city of Canada."),
+    "score": ("Red Harbor (soundtrack)", "The soundtrack of Red Harbor was released in 1991."),
+    "blue": ("Blue Canyon", "Blue Canyon is a 1985 western film directed by Bob Stone."),
+    "bob": ("Bob Stone", "Bob Stone is an American director, born in 1941 in Ohio."),
+    "rao": ("Vijay Rao", "Vijay Rao is an Indian Film Director, Writer and Producer."),
+} | {f"fan{i}": (f"Fan page {i}", f"Fan page {i} reviews Blue Canyon, a film by a film director.") for i in range(9)}
+FILM_ENTITIES = {
+    "work:red harbor": ("Red Harbor", "work_of_art", "red", ["red:0"]),
+    "person:carla moss": ("Carla Moss", "person", "carla", ["red:0", "carla:0"]),
+    "gpe:toronto": ("Toronto", "gpe", "toronto", ["carla:0", "toronto:0"]),
+    "work:blue canyon": ("Blue Canyon", "work_of_art", "blue", ["blue:0"] + [f"fan{i}:0" for i in range(9)]),
+    "person:bob stone": ("Bob Stone", "person", "bob", ["blue:0", "bob:0"]),
+    # spaCy tags "Film Director" a name in one sentence; the corpus writes "film director" nine times
+    "name:film director": ("Film Director", "name", None, ["rao:0"]),
+    "concept:film director": ("film director", "concept", None, [f"fan{i}:0" for i in range(9)]),
+    "name:producer": ("producer", "name", None, ["rao:0"]),  # a "name" written in lowercase
+}
+FILM_LINKS = [("red", "carla", "inferred"), ("red", "score", "authored"), ("carla", "toronto", "inferred"),
+              ("blue", "bob", "inferred")]
+
+
+@pytest.fixture
+def film_graph(falkordb_store, embedder):
+    _load(falkordb_store, embedder, FILMS, FILM_ENTITIES, FILM_LINKS)
+    return falkordb_store
+
+
+def test_names_the_corpus_writes_as_common_nouns_are_generic(film_graph):
+    from neoweave.query.entity_linking import common_noun_entities
+    from neoweave.query.ppr import GENERIC_TYPES
+
+    common = common_noun_entities(film_graph.run, ["name:film director", "name:producer", "work:red harbor",
+                                                   "concept:film director"], GENERIC_TYPES)
+    # the name's weight is the common noun's: mentions of the concept twin (9), not of the one tagged name
+    assert common == {"name:film director": 9, "name:producer": 1, "concept:film director": 9}
+    assert common_noun_entities(film_graph.run, [], GENERIC_TYPES) == {}
+
+
+def test_a_common_noun_tagged_as_a_name_does_not_attract_the_walk(film_graph, embedder):
+    # the question capitalises the common noun, as "Film Director" was capitalised on Vijay Rao's page
+    question = "Which city does the Film Director of Red Harbor come from?"
+    naive = strategy("ppr", film_graph, embedder, k=3, common_nouns=False).retrieve(question)
+    assert naive.trace.seeds["name:film director"] == pytest.approx(naive.trace.seeds["work:red harbor"])
+    assert "rao:0" in [item.chunk_id for item in naive.items]  # the hub this guards against
+    result = strategy("ppr", film_graph, embedder, k=3).retrieve(question)
+    ranked = [item.chunk_id for item in result.items]
+    assert ranked[0] == "red:0" and "carla:0" in ranked and "rao:0" not in ranked
+    # capped at generic_weight and divided by the common noun's 9 mentions, not the name's 1
+    seeds = result.trace.seeds
+    assert seeds["name:film director"] / seeds["work:red harbor"] == pytest.approx(0.1 / 9)
+    assert "entity_written_as" in result.trace.statements
+    assert "entity_written_as" not in naive.trace.statements
+
+
+def test_each_side_of_a_comparison_reaches_its_bridge(film_graph, embedder):
+    question = "Which film has the director born first, Red Harbor or Blue Canyon?"
+    # Blue Canyon has ten mentions: divided by them, its side found the film and lost its director's page
+    lopsided = {item.chunk_id for item in strategy("ppr", film_graph, embedder, k=5, comparison_exponent=1.0)
+                .retrieve(question).items}
+    assert {"red:0", "carla:0", "blue:0"} <= lopsided and "bob:0" not in lopsided
+    result = strategy("ppr", film_graph, embedder, k=5).retrieve(question)
+    assert {"red:0", "carla:0", "blue:0", "bob:0"} <= {item.chunk_id for item in result.items}
+    assert result.trace.seeds["work:blue canyon"] == pytest.approx(result.trace.seeds["work:red harbor"])
+    # a question that compares nothing keeps the inverse frequency
+    single = strategy("ppr", film_graph, embedder, k=4).retrieve("Who directed Red Harbor and Blue Canyon?")
+    assert single.trace.seeds["work:red harbor"] > 5 * single.trace.seeds["work:blue canyon"]

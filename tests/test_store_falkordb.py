@@ -257,6 +257,7 @@ EXAMPLES = {
     "kg_link_entities": {"keys": ["asyncio"], "query": "asyncio", "fulltext_k": 3, "entity_k": 1,
                          "embedding": _unit([1, 0, 0, 0])},
     "kg_link_names": {"keys": ["asyncio"], "entity_k": 1, "embedding": _unit([1, 0, 0, 0])},
+    "entity_written_as": {"ids": ["code:asyncio"], "generic_types": ["concept", "date", "time"]},
     "chunk_contexts": {"chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0])},
     "ppr_expand": {"entity_ids": ["code:asyncio"], "chunk_ids": ["c1"], "embedding": _unit([1, 0, 0, 0]),
                    "per_node": 3, "max_mentions": 100, "link_methods": ["authored", "inferred"]},

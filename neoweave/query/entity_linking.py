@@ -106,12 +106,14 @@ def no_entities(strategy: str) -> NeoweaveError:
 
 
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
-                  min_similarity: float, lowercase_score: float = 1.0, fulltext: bool = True,
-                  strategy: str = "entity linking") -> dict[str, float]:
+                  min_similarity: float, lowercase_score: float = 1.0, vector_factor: float = 1.0,
+                  fulltext: bool = True, strategy: str = "entity linking") -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
     aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
     word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
-    cosine for one of the `entity_k` nearest entity vectors at or above `min_similarity`. One statement
+    cosine times `vector_factor` for one of the `entity_k` nearest entity vectors at or above `min_similarity`
+    (a neighbour of the question's meaning, not a name it writes: "The Dandy Warhols Are Sound" for a question
+    about "The Dandy Warhols"). One statement
     (`kg_link_entities`) brings all three kinds; without `fulltext`, `kg_link_names` brings names and vectors
     (the full-text branch's cost grows with the number of entity names). No row at all means no entity has a
     vector: the graph has no entity layer, and `strategy` stops with an error naming `enrich kg` rather than
@@ -145,5 +147,21 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
         for row in nearest[:entity_k]:
             if float(row["score"]) >= min_similarity:
-                seeds.setdefault(row["id"], float(row["score"]))
+                seeds.setdefault(row["id"], float(row["score"]) * vector_factor)
     return seeds
+
+
+def common_noun_entities(run: Run, ids: list[str], generic_types: frozenset[str]) -> dict[str, int]:
+    """The entities among `ids` that the corpus writes as common nouns: of a generic type, named without a
+    word written like a name ("musician"), or whose key is a generic entity's key mentioned at least as often
+    ("Film Director" tagged once as a name, "film director" a concept in ten chunks; "University" beside
+    "universities"). A question's seed that is one of them is no more than a common word of the question.
+    Returns id -> how often the corpus writes it (the most mentions of the entity or of its common-noun twin:
+    the word's frequency, for an inverse-frequency weight)."""
+    if not ids:
+        return {}
+    rows = run("entity_written_as", {"ids": sorted(ids), "generic_types": sorted(generic_types)})
+    return {row["id"]: max(int(row["mentions"] or 0), int(row["common_mentions"] or 0)) for row in rows
+            if row["type"] in generic_types
+            or not any(_is_cased(token) for token in question_words(row["name"] or ""))
+            or (row["common_mentions"] and row["common_mentions"] >= row["mentions"])}

@@ -32,13 +32,28 @@ from typing import ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
-from neoweave.query.entity_linking import link_question
+from neoweave.query.entity_linking import common_noun_entities, link_question
 from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
+from neoweave.query.question_types import classify_rules
 
 GENERIC_TYPES = frozenset({"concept", "date", "time"})
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
                                     "both": ["authored", "inferred"], "none": []}
+
+
+@dataclass(frozen=True)
+class SeedSources:
+    """What the restart weights are made of; the weights follow once the expansion brings mention counts."""
+
+    linked: dict[str, float]
+    """Entity id -> link score (`entity_linking.link_question`)."""
+    common: dict[str, int]
+    """Linked entities the corpus writes as common nouns -> mentions of the common noun."""
+    sides: set[str]
+    """The entities a comparison question names."""
+    dense: list[dict]
+    """The `dense_k` chunks closest to the question (`chunk_id`, `score`)."""
 
 
 @register
@@ -60,9 +75,21 @@ class PPRRetriever(Strategy):
     generic_weight: float = 0.1
     """Seed factor of a linked entity that looks generic: not a name (types in `GENERIC_TYPES`: noun-phrase
     concepts, dates), or matched only by words the question writes in lowercase ("city", "series")."""
+    common_nouns: bool = True
+    """Treat as generic also the linked entities the corpus writes as common nouns: named without a word written
+    like a name, or whose normalised name is a concept's mentioned at least as often ("Film Director" tagged once
+    as a name, "film director" a concept in ten chunks; `entity_linking.common_noun_entities`). Their seed is
+    capped at `generic_weight` and divided by the mentions of the common noun, not of the rare name."""
+    vector_weight: float = 1.0
+    """Seed factor of an entity linked only by its embedding's cosine to the question (a neighbour of the
+    question's meaning, not a name it writes)."""
     mention_exponent: float = 1.0
     """Entity seed weight = link score / mentions ** mention_exponent: 1 is HippoRAG 2's inverse frequency,
     0 weighs every linked entity alike."""
+    comparison_exponent: float = 0.0
+    """`mention_exponent` of the sides of a comparison question (`question_types.classify_rules`): the entities
+    it names (link score 1, not generic). The question asks about each side however often the corpus mentions
+    it: divided by its mentions, the better-known side would take the walk away from the other's bridge."""
     entity_k: int = 3
     """Entities linked by embedding similarity to the question (besides names found in it)."""
     min_entity_similarity: float = 0.5
@@ -127,14 +154,19 @@ class PPRRetriever(Strategy):
                 if self.dense_k else []
             linked = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
                                    embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
-                                   lowercase_score=self.generic_weight, strategy=self.name)
+                                   lowercase_score=self.generic_weight, vector_factor=self.vector_weight,
+                                   strategy=self.name)
+            common = common_noun_entities(lambda name, params: self._run(trace, name, params), list(linked),
+                                          GENERIC_TYPES) if self.common_nouns else {}
+        sides = {entity for entity, score in linked.items() if score >= 1.0 and entity not in common} \
+            if classify_rules(question) == "comparison" else set()
         for row in dense:
             graph.add_node(row["chunk_id"], "Chunk", float(row["score"]))
         for entity_id in linked:
             graph.add_node(entity_id, "Entity")
         if not graph.labels:
             return []
-        seeds = self._fetch_subgraph(graph, linked, dense, embedding, trace, cost)
+        seeds = self._fetch_subgraph(graph, SeedSources(linked, common, sides, dense), embedding, trace, cost)
         if not any(weight > 0 for weight in seeds.values()):
             return []  # every seed weighed 0 (generic_weight 0 and no dense chunks): nowhere to start
         with cost.timed("walk"):
@@ -150,8 +182,8 @@ class PPRRetriever(Strategy):
                     "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
                 for chunk_id in returned]
 
-    def _fetch_subgraph(self, graph: WalkGraph, linked: dict[str, float], dense: list[dict], embedding: list[float],
-                        trace: Trace, cost: Cost) -> dict[str, float]:
+    def _fetch_subgraph(self, graph: WalkGraph, sources: SeedSources, embedding: list[float], trace: Trace,
+                        cost: Cost) -> dict[str, float]:
         """Grow `graph` from its seed nodes hop by hop (see the module docstring); returns the seed weights."""
         seeds: dict[str, float] = {}
         expanded: set[str] = set()
@@ -165,7 +197,7 @@ class PPRRetriever(Strategy):
                 self._expand(frontier, graph, embedding, trace)
             expanded.update(frontier)
             with cost.timed("walk"):
-                seeds = self._seeds(linked, dense, graph)  # mention counts arrive with the expansion
+                seeds = self._seeds(sources, graph)  # mention counts arrive with the expansion
                 if hop == self.hops:
                     break
                 mass = self._walk(graph, seeds, trace)
@@ -191,13 +223,16 @@ class PPRRetriever(Strategy):
             "link_methods": LINK_KINDS[self.links]})
         graph.add_rows(rows, self._type_weights())
 
-    def _seeds(self, linked: dict[str, float], dense: list[dict], graph: WalkGraph) -> dict[str, float]:
+    def _seeds(self, sources: SeedSources, graph: WalkGraph) -> dict[str, float]:
         """The restart weights (see the module docstring), before normalisation."""
         seeds: dict[str, float] = {}
-        for entity, score in linked.items():
-            if graph.types.get(entity) in GENERIC_TYPES:
+        common, dense = sources.common, sources.dense
+        for entity, score in sources.linked.items():
+            if entity in common or graph.types.get(entity) in GENERIC_TYPES:
                 score = min(score, self.generic_weight)
-            seeds[entity] = score / max(1.0, graph.mentions.get(entity, 1.0)) ** self.mention_exponent
+            mentions = max(graph.mentions.get(entity, 1.0), common.get(entity, 0))
+            exponent = self.comparison_exponent if entity in sources.sides else self.mention_exponent
+            seeds[entity] = score / max(1.0, mentions) ** exponent
         if dense and self.chunk_weight:
             scores = [float(row["score"]) for row in dense]
             low, high = min(scores), max(scores)
