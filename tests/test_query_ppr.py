@@ -281,6 +281,7 @@ FILM_ENTITIES = {
     "name:film director": ("Film Director", "name", None, ["rao:0"]),
     "concept:film director": ("film director", "concept", None, [f"fan{i}:0" for i in range(9)]),
     "name:producer": ("producer", "name", None, ["rao:0"]),  # a "name" written in lowercase
+    "work:red harbor ii": ("Red Harbor II", "work_of_art", None, ["fan0:0"]),  # a sibling of the film's name
 }
 FILM_LINKS = [("red", "carla", "inferred"), ("red", "score", "authored"), ("carla", "toronto", "inferred"),
               ("blue", "bob", "inferred")]
@@ -331,3 +332,27 @@ def test_each_side_of_a_comparison_reaches_its_bridge(film_graph, embedder):
     # a question that compares nothing keeps the inverse frequency
     single = strategy("ppr", film_graph, embedder, k=4).retrieve("Who directed Red Harbor and Blue Canyon?")
     assert single.trace.seeds["work:red harbor"] > 5 * single.trace.seeds["work:blue canyon"]
+
+
+def test_an_embedding_sibling_of_a_name_the_question_writes_is_no_seed(film_graph, embedder):
+    from neoweave.query.entity_linking import link_question
+
+    question = "Where was the director of Red Harbor born?"
+    vector = embedder.embed_query(question)
+
+    def link(**options):
+        return link_question(film_graph.run, film_graph, question, vector, entity_k=len(FILM_ENTITIES),
+                             min_similarity=0.0, **options)
+
+    everything = link()
+    assert everything["work:red harbor"] == 1.0 and 0 < everything["work:red harbor ii"] < 1.0
+    assert everything["person:bob stone"] < 1.0  # a neighbour sharing no word with the name: kept below
+    recognised = link(vector_siblings=False)
+    assert "work:red harbor ii" not in recognised  # "red", "harbor": a sibling of the name, not the name
+    assert recognised == {entity: score for entity, score in everything.items() if entity != "work:red harbor ii"}
+    assert link(vector_factor=0.5)["person:bob stone"] == pytest.approx(everything["person:bob stone"] * 0.5)
+    walked = strategy("ppr", film_graph, embedder, k=3).retrieve(question)
+    assert "work:red harbor ii" not in walked.trace.seeds
+    assert "work:red harbor ii" in strategy("ppr", film_graph, embedder, k=3, vector_siblings=True,
+                                             entity_k=len(FILM_ENTITIES), min_entity_similarity=0.0
+                                             ).retrieve(question).trace.seeds

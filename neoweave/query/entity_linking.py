@@ -7,7 +7,7 @@ stopwords never match. Shared by LARAG (entity seeds through home sections) and 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,13 +107,15 @@ def no_entities(strategy: str) -> NeoweaveError:
 
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
                   min_similarity: float, lowercase_score: float = 1.0, vector_factor: float = 1.0,
-                  fulltext: bool = True, strategy: str = "entity linking") -> dict[str, float]:
+                  vector_siblings: bool = True, fulltext: bool = True, strategy: str = "entity linking"
+                  ) -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
     aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
     word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
     cosine times `vector_factor` for one of the `entity_k` nearest entity vectors at or above `min_similarity`
-    (a neighbour of the question's meaning, not a name it writes: "The Dandy Warhols Are Sound" for a question
-    about "The Dandy Warhols"). One statement
+    (a neighbour of the question's meaning, not a name it writes); without `vector_siblings`, not one whose
+    name shares a word with a name the question writes (1.0 above) but is another entity ("The Dandy Warhols
+    Are Sound" for a question about "The Dandy Warhols"). One statement
     (`kg_link_entities`) brings all three kinds; without `fulltext`, `kg_link_names` brings names and vectors
     (the full-text branch's cost grows with the number of entity names). No row at all means no entity has a
     vector: the graph has no entity layer, and `strategy` stops with an error naming `enrich kg` rather than
@@ -144,11 +146,19 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
                 seeds.setdefault(hit["id"], 1.0 if set(name_words) & cased else lowercase_score)
                 break
     if entity_k:
+        named = set() if vector_siblings else _content_words(
+            row["name"] for row in rows if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
         for row in nearest[:entity_k]:
-            if float(row["score"]) >= min_similarity:
-                seeds.setdefault(row["id"], float(row["score"]) * vector_factor)
+            if float(row["score"]) < min_similarity or (row["id"] not in seeds
+                                                         and _content_words([row["name"]]) & named):
+                continue
+            seeds.setdefault(row["id"], float(row["score"]) * vector_factor)
     return seeds
+
+
+def _content_words(names: Iterable[str | None]) -> set[str]:
+    return {word for name in names for word in normalize(name or "").split() if word not in STOPWORDS}
 
 
 def common_noun_entities(run: Run, ids: list[str], generic_types: frozenset[str]) -> dict[str, int]:

@@ -83,6 +83,11 @@ class PPRRetriever(Strategy):
     vector_weight: float = 1.0
     """Seed factor of an entity linked only by its embedding's cosine to the question (a neighbour of the
     question's meaning, not a name it writes)."""
+    vector_siblings: bool = False
+    """Keep an entity linked by embedding whose name shares a word with a name the question writes, though it is
+    not that name ("Heinkel HD 26" for a question naming "Heinkel HD 23", "County Kerry" for "Kerry Saxby"):
+    the question named the other one. False drops them (recognition memory, HippoRAG 2's filter, done by the
+    names instead of an LLM)."""
     mention_exponent: float = 1.0
     """Entity seed weight = link score / mentions ** mention_exponent: 1 is HippoRAG 2's inverse frequency,
     0 weighs every linked entity alike."""
@@ -155,6 +160,7 @@ class PPRRetriever(Strategy):
             linked = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
                                    embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
                                    lowercase_score=self.generic_weight, vector_factor=self.vector_weight,
+                                   vector_siblings=self.vector_siblings,
                                    strategy=self.name)
             common = common_noun_entities(lambda name, params: self._run(trace, name, params), list(linked),
                                           GENERIC_TYPES) if self.common_nouns else {}
