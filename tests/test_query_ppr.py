@@ -282,6 +282,7 @@ FILM_ENTITIES = {
     "concept:film director": ("film director", "concept", None, [f"fan{i}:0" for i in range(9)]),
     "name:producer": ("producer", "name", None, ["rao:0"]),  # a "name" written in lowercase
     "work:red harbor ii": ("Red Harbor II", "work_of_art", None, ["fan0:0"]),  # a sibling of the film's name
+    "gpe:harbor": ("Harbor", "gpe", None, ["toronto:0"]),  # a name inside the film's name
 }
 FILM_LINKS = [("red", "carla", "inferred"), ("red", "score", "authored"), ("carla", "toronto", "inferred"),
               ("blue", "bob", "inferred")]
@@ -341,15 +342,18 @@ def test_an_embedding_sibling_of_a_name_the_question_writes_is_no_seed(film_grap
     vector = embedder.embed_query(question)
 
     def link(**options):
-        return link_question(film_graph.run, film_graph, question, vector, entity_k=len(FILM_ENTITIES),
-                             min_similarity=0.0, **options)
+        return link_question(film_graph.run, film_graph, question, vector,
+                             **{"entity_k": len(FILM_ENTITIES), "min_similarity": 0.0, **options})
 
     everything = link()
     assert everything["work:red harbor"] == 1.0 and 0 < everything["work:red harbor ii"] < 1.0
+    # "Harbor" is inside the longer name: neither its name n-gram nor its full-text hit links it as a name
+    assert everything["gpe:harbor"] < 1.0 and link(entity_k=0) == {"work:red harbor": 1.0}
     assert everything["person:bob stone"] < 1.0  # a neighbour sharing no word with the name: kept below
     recognised = link(vector_siblings=False)
     assert "work:red harbor ii" not in recognised  # "red", "harbor": a sibling of the name, not the name
-    assert recognised == {entity: score for entity, score in everything.items() if entity != "work:red harbor ii"}
+    siblings = {"work:red harbor ii", "gpe:harbor"}
+    assert recognised == {entity: score for entity, score in everything.items() if entity not in siblings}
     assert link(vector_factor=0.5)["person:bob stone"] == pytest.approx(everything["person:bob stone"] * 0.5)
     walked = strategy("ppr", film_graph, embedder, k=3).retrieve(question)
     assert "work:red harbor ii" not in walked.trace.seeds

@@ -136,12 +136,18 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
                                         "entity_k": max(entity_k, 1), "embedding": embedding})
     if not rows and (query is not None or entity_k):  # the nearest-vector branch ran and found no entity at all
         raise no_entities(strategy)
+    named = pick_linked([r for r in rows if r["via"] == "name"], keys)
     seeds = {entity.id: 1.0 if span_is_cased(question, keys[entity.matched]) else lowercase_score
-             for entity in pick_linked([r for r in rows if r["via"] == "name"], keys)}
+             for entity in named}
     words = set(normalize(question).split())
+    all_words = question_words(question)
+    spans = [set(normalize(" ".join(all_words[start:end])).split())
+             for start, end in (keys[entity.matched] for entity in named)]
     for hit in (r for r in rows if r["via"] == "fulltext"):
         for name in [hit["name"] or "", *(hit["aliases"] or [])]:
             name_words = normalize(name).split()
+            if any(set(name_words) < span for span in spans):  # inside a longer name ("Killers" in "Natural
+                break                                         # Born Killers"), dropped as pick_linked drops it
             if name_words and set(name_words) <= words and not set(name_words) <= STOPWORDS:
                 seeds.setdefault(hit["id"], 1.0 if set(name_words) & cased else lowercase_score)
                 break
