@@ -360,3 +360,58 @@ def test_an_embedding_sibling_of_a_name_the_question_writes_is_no_seed(film_grap
     assert "work:red harbor ii" in strategy("ppr", film_graph, embedder, k=3, vector_siblings=True,
                                              entity_k=len(FILM_ENTITIES), min_entity_similarity=0.0
                                              ).retrieve(question).trace.seeds
+
+
+class ScriptedReranker:
+    """Picks the passages whose titles it is told to, by their numbers in the prompt (orchestration only: the
+    real model's gain and cost are in docs/strategies/ppr.md)."""
+
+    model = "scripted"
+    concurrency = 1
+
+    def __init__(self, titles: list[str] | None) -> None:
+        self.titles = titles  # None: an answer that is no ranking
+        self.prompts: list[str] = []
+
+    def structured(self, messages, schema, **kwargs):
+        import re
+
+        from neoweave.llm.gateway import LLMCall, StructuredResult
+
+        text = messages[-1]["content"]
+        self.prompts.append(text)
+        call = LLMCall(stage=kwargs.get("stage", ""), model=self.model, prompt_tokens=300, completion_tokens=8)
+        if self.titles is None:
+            return StructuredResult(None, "I cannot tell.", [call], error="no JSON")
+        numbers = {title: int(number) for number, title in re.findall(r"^\[(\d+)\] ([^:]+):", text, re.M)}
+        answer = {"passages": [numbers[title] for title in self.titles] + [99, numbers[self.titles[0]]]}
+        return StructuredResult(schema.model_validate(answer), str(answer), [call])
+
+
+def test_rerank_reorders_the_walks_candidates_and_keeps_k(film_graph, embedder):
+    from neoweave.query.rerank import reorder
+
+    question = "Which film has the director born first, Red Harbor or Blue Canyon?"
+    walk = strategy("ppr", film_graph, embedder, k=6).retrieve(question)
+    llm = ScriptedReranker(["Bob Stone", "Carla Moss"])
+    reranked = strategy("ppr", film_graph, embedder, llm, k=3, rerank=6).retrieve(question)
+    assert [item.section_title for item in reranked.items][:2] == ["Bob Stone", "Carla Moss"]
+    # the rest keep the walk's order; numbers out of range and repeats are ignored
+    rest = [item.chunk_id for item in walk.items if item.section_title not in {"Bob Stone", "Carla Moss"}]
+    assert reranked.items[2].chunk_id == rest[0]
+    assert [item.details["rerank"] for item in reranked.items] == [1, 2, None]
+    assert llm.prompts[0].count("\n[") == 6 and "Question: " + question in llm.prompts[0]
+    assert reranked.cost.llm_calls == 1 and reranked.cost.prompt_tokens == 300
+    assert "rerank" in reranked.cost.milliseconds
+    # a reply that is no ranking leaves the walk's order, counted as a failure
+    failed = strategy("ppr", film_graph, embedder, ScriptedReranker(None), k=3, rerank=6).retrieve(question)
+    assert [item.chunk_id for item in failed.items] == [item.chunk_id for item in walk.items][:3]
+    assert failed.cost.llm_failures == 1
+    assert [item.chunk_id for item in reorder(list(walk.items), [])] == [item.chunk_id for item in walk.items]
+    # off by default; on, it needs an LLM
+    from neoweave.query.ppr import PPRRetriever
+
+    assert not PPRRetriever.wants_llm() and PPRRetriever.wants_llm({"rerank": 20})
+    assert walk.cost.llm_calls == 0
+    with pytest.raises(NeoweaveError, match="rerank needs an LLM"):
+        strategy("ppr", film_graph, embedder, rerank=20).retrieve(question)

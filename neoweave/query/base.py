@@ -173,6 +173,16 @@ class Cost:
     def total_ms(self) -> float:
         return sum(self.milliseconds.values())
 
+    def count_calls(self, calls: list[Any], ok: bool) -> None:
+        """One structured LLM reply's calls (retries included; a call the endpoint refused is a call too)."""
+        self.llm_calls += max(len(calls), 1)
+        for call in calls:
+            self.prompt_tokens += call.prompt_tokens
+            self.completion_tokens += call.completion_tokens
+            self.cached_tokens += call.saved_tokens
+        if not ok:
+            self.llm_failures += 1
+
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
         started = time.perf_counter()

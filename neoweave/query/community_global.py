@@ -142,13 +142,8 @@ class CommunityGlobalRetriever(Strategy):
         cost.milliseconds["map"] = (time.perf_counter() - started) * 1000
         points: list[KeyPoint] = []
         for batch, reply in zip(batches, replies, strict=True):
-            cost.llm_calls += max(len(reply.calls), 1)  # a call the endpoint refused is a call too
-            for call in reply.calls:
-                cost.prompt_tokens += call.prompt_tokens
-                cost.completion_tokens += call.completion_tokens
-                cost.cached_tokens += call.saved_tokens
+            cost.count_calls(reply.calls, reply.ok)
             if not reply.ok:
-                cost.llm_failures += 1
                 log.warning("community_global: a map call gave no usable answer: %s", reply.error)
                 continue
             for point in reply.value.points:

@@ -137,14 +137,9 @@ class KhlRAG(Strategy):
                 return analysis.fast(question)
             reply = self.llm.structured(analysis.messages(question), analysis.QuestionAnalysis,
                                         stage=analysis.STAGE, max_tokens=self.analysis_max_tokens)
-            cost.llm_calls += max(len(reply.calls), 1)
-            for call in reply.calls:
-                cost.prompt_tokens += call.prompt_tokens
-                cost.completion_tokens += call.completion_tokens
-                cost.cached_tokens += call.saved_tokens
+            cost.count_calls(reply.calls, reply.ok)
             if reply.ok:
                 return analysis.from_llm(question, reply.value)
-            cost.llm_failures += 1
             log.warning("khl: question analysis failed (%s); the fast analysis is used", reply.error)
             return analysis.fast(question)
 

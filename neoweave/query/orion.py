@@ -120,7 +120,7 @@ class OrionRAG(Strategy):
         with cost.timed("rewrite"):
             reply = self.llm.structured(agents.rewrite_messages(question, self.max_sub_queries), agents.SubQueries,
                                         stage=agents.REWRITE_STAGE, max_tokens=self.rewrite_max_tokens)
-        _count(cost, reply.calls, reply.ok)
+        cost.count_calls(reply.calls, reply.ok)
         if not reply.ok:
             log.warning("orion: query expansion failed (%s); the question alone is searched", reply.error)
             return [question]
@@ -205,7 +205,7 @@ class OrionRAG(Strategy):
                                   agents.KeptSentences, stage=agents.PRUNE_STAGE, max_tokens=self.prune_max_tokens)
         kept: list[str | None] = []
         for sentences, reply in zip(parts, replies, strict=True):
-            _count(cost, reply.calls, reply.ok)
+            cost.count_calls(reply.calls, reply.ok)
             kept.append(agents.kept_text(sentences, reply.value.keep) if reply.ok else None)
         return kept
 
@@ -214,15 +214,5 @@ class OrionRAG(Strategy):
                                                                     item.text) for query, item in pairs],
                                    self.prune_max_tokens)
         for reply in replies:
-            _count(cost, [reply.call] if reply is not None else [], reply is not None)
+            cost.count_calls([reply.call] if reply is not None else [], reply is not None)
         return [reply.text.strip() if reply is not None else None for reply in replies]
-
-
-def _count(cost: Cost, calls: list[Any], ok: bool) -> None:
-    cost.llm_calls += max(len(calls), 1)
-    for call in calls:
-        cost.prompt_tokens += call.prompt_tokens
-        cost.completion_tokens += call.completion_tokens
-        cost.cached_tokens += call.saved_tokens
-    if not ok:
-        cost.llm_failures += 1

@@ -28,7 +28,7 @@ chunks and their links take part: a walk over the document graph).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
@@ -36,6 +36,7 @@ from neoweave.query.entity_linking import common_noun_entities, link_question
 from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
 from neoweave.query.question_types import classify_rules
+from neoweave.query.rerank import rerank
 
 GENERIC_TYPES = frozenset({"concept", "date", "time"})
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
@@ -130,10 +131,26 @@ class PPRRetriever(Strategy):
     `gds.pageRank.stream` over the same subgraph and weights)."""
     trace_nodes: int = 20
     """Top nodes by mass recorded in the trace."""
+    rerank: int = 0
+    """Candidates from the walk (the top ones by mass) that one LLM call reorders before the first k are kept
+    (`query.rerank`; 20 in the vector-graph-rag recipe); 0 is off. Costs an LLM call per question: see
+    docs/strategies/ppr.md."""
+    rerank_words: int = 60
+    """Words of each candidate shown to the reranking model (after its title)."""
+    rerank_max_tokens: int = 48
+    """Length cap of the reranking answer (a JSON list of numbers)."""
+
+    @classmethod
+    def wants_llm(cls, overrides: dict[str, Any] | None = None) -> bool:
+        """Only the optional rerank stage calls the LLM."""
+        return int({"rerank": cls.rerank, **(overrides or {})}["rerank"] or 0) > 0
 
     def validate(self) -> None:
         self._at_least(1, "k", "hops")
-        self._at_least(0, "dense_k", "entity_k", "beam", "per_node", "max_mentions", "trace_nodes")
+        self._at_least(0, "dense_k", "entity_k", "beam", "per_node", "max_mentions", "trace_nodes", "rerank")
+        self._at_least(1, "rerank_words", "rerank_max_tokens")
+        if self.rerank and self.llm is None:
+            raise NeoweaveError("ppr: rerank needs an LLM", hint="configure [llm], or pass -P ppr.rerank=0")
         if not 0 <= self.damping < 1:
             raise NeoweaveError(f"ppr: damping must be in [0, 1), got {self.damping}")
         if self.links not in LINK_KINDS:
@@ -178,15 +195,22 @@ class PPRRetriever(Strategy):
         with cost.timed("walk"):
             mass = self._walk(graph, seeds, trace)
             ranked = sorted((n for n, label in graph.labels.items() if label == "Chunk"),
-                            key=lambda n: (-mass.get(n, 0.0), n))[:self.k]
+                            key=lambda n: (-mass.get(n, 0.0), n))[:max(self.k, self.rerank)]
         with cost.timed("graph"):
             rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
                 "chunk_ids": ranked, "embedding": embedding})} if ranked else {}
-        returned = [chunk_id for chunk_id in ranked if chunk_id in rows]  # a chunk deleted meanwhile drops out
-        self._record(trace, graph, seeds, mass, returned)
-        return [ContextItem.from_row({**rows[chunk_id], "score": mass[chunk_id]}, "walk", {
-                    "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
-                for chunk_id in returned]
+        total = sum(weight for weight in seeds.values() if weight > 0) or 1.0
+        trace.seeds = {node: weight / total for node, weight in sorted(seeds.items(), key=lambda s: -s[1])
+                       if weight > 0}
+        items = [ContextItem.from_row({**rows[chunk_id], "score": mass[chunk_id]}, "walk", {
+                     "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
+                 for chunk_id in ranked if chunk_id in rows]  # a chunk deleted meanwhile drops out
+        if self.rerank:
+            items = rerank(self.llm, question, items, cost, passage_words=self.rerank_words,
+                           max_tokens=self.rerank_max_tokens)
+        items = items[:self.k]
+        self._record(trace, graph, mass, [item.chunk_id for item in items])
+        return items
 
     def _fetch_subgraph(self, graph: WalkGraph, sources: SeedSources, embedding: list[float], trace: Trace,
                         cost: Cost) -> dict[str, float]:
@@ -249,12 +273,8 @@ class PPRRetriever(Strategy):
             seeds = {row["chunk_id"]: 1.0 for row in dense}
         return seeds
 
-    def _record(self, trace: Trace, graph: WalkGraph, seeds: dict[str, float], mass: dict[str, float],
-                returned: list[str]) -> None:
-        """Seeds, top nodes with their mass, and the edges among seeds, top nodes and returned chunks."""
-        total = sum(weight for weight in seeds.values() if weight > 0) or 1.0
-        trace.seeds = {node: weight / total for node, weight in sorted(seeds.items(), key=lambda s: -s[1])
-                       if weight > 0}
+    def _record(self, trace: Trace, graph: WalkGraph, mass: dict[str, float], returned: list[str]) -> None:
+        """Top nodes with their mass, and the edges among seeds, top nodes and returned chunks."""
         top = sorted(mass, key=lambda n: (-mass[n], n))[:self.trace_nodes]
         trace.scores = {node: mass[node] for node in top}
         for chunk_id in returned:
