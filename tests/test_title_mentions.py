@@ -41,6 +41,17 @@ def test_known_names_and_generic_titles_add_nothing():
     assert mention.key == "ed wood" and mention.name == "Ed Wood"
 
 
+def test_titles_whose_first_token_is_not_their_keys_first_word_are_found():
+    # "M. Ward": the key starts with "m.", the text's first token is "M"; "I'll": "i ll" and "I'll"; "F.I.R.": the
+    # scan strips the final dot as a sentence's
+    gazetteer = _gazetteer("M. Ward", "J. B. Handelsman", "F.I.R. (album)", "I'll Be Here Awhile")
+    found = {m.key: m.name for m in gazetteer.find(
+        "Transfiguration of Vincent is the third studio album by M. Ward. A cartoon by J. B. Handelsman. "
+        "A song by F.I.R. was a hit, and so was I'll Be Here Awhile.")}
+    assert set(found) == {"m. ward", "j. b. handelsman", "f.i.r", "i ll be here awhile"}, found
+    assert found["m. ward"] == "M. Ward"
+
+
 RECORDS = [
     {"id": "r1", "title": "Gone to the Lake",
      "text": "Gone to the Lake is a novel of 1951. Critics said Gone to the Lake was the best book of the year."},

@@ -64,10 +64,12 @@ class Gazetteer:
             texts = {s for s in index.surfaces.get(key, ()) if " " in s or _specific_single_word(s)}
             if not texts or not homes_for([key], index)[0]:
                 continue
-            surfaces[key] = frozenset(texts)
-            size = min(len(key.split(" ")), MAX_WORDS)
-            first = key.split(" ")[0]
-            first_words[first] = max(first_words.get(first, 0), size + 2)  # normalising can merge words
+            surfaces[key] = frozenset(texts | {t.rstrip(".") for t in texts})  # the scan strips a final dot
+            size = min(len(key.split(" ")), MAX_WORDS) + 2  # normalising can merge words
+            # the scan starts at a text token: "M. Ward" starts at the token "M", its key "m. ward" at "m."
+            firsts = {key.split(" ")[0]} | {_word_key(m.group()) for m in map(_TOKEN.search, texts) if m}
+            for first in firsts:
+                first_words[first] = max(first_words.get(first, 0), size)
         return cls(surfaces, first_words)
 
     def __len__(self) -> int:
