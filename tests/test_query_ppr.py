@@ -295,14 +295,37 @@ def film_graph(falkordb_store, embedder):
 
 
 def test_names_the_corpus_writes_as_common_nouns_are_generic(film_graph):
-    from neoweave.query.entity_linking import common_noun_entities
+    from neoweave.query.entity_linking import WrittenAs, written_as
     from neoweave.query.ppr import GENERIC_TYPES
 
-    common = common_noun_entities(film_graph.run, ["name:film director", "name:producer", "work:red harbor",
-                                                   "concept:film director"], GENERIC_TYPES)
+    written = written_as(film_graph.run, ["name:film director", "name:producer", "work:red harbor",
+                                          "concept:film director"], GENERIC_TYPES)
     # the name's weight is the common noun's: mentions of the concept twin (9), not of the one tagged name
-    assert common == {"name:film director": 9, "name:producer": 1, "concept:film director": 9}
-    assert common_noun_entities(film_graph.run, [], GENERIC_TYPES) == {}
+    assert written == {"name:film director": WrittenAs("Film Director", 9), "name:producer": WrittenAs("producer", 1),
+                       "concept:film director": WrittenAs("film director", 9),
+                       "work:red harbor": WrittenAs("Red Harbor", None)}
+    assert written_as(film_graph.run, [], GENERIC_TYPES) == {}
+
+
+def test_the_sides_of_a_comparison_are_the_names_it_writes_in_full():
+    from neoweave.query.entity_linking import WrittenAs, comparison_sides
+
+    question = "Which came first, the forming of The Dandy Warhols or the birth of Robert Young?"
+    written = {"org:dandy warhols": WrittenAs("The Dandy Warhols", None), "person:young": WrittenAs("Young", None),
+               "concept:birth": WrittenAs("birth", 12), "name:first": WrittenAs("First", None)}
+    linked = {"org:dandy warhols": 1.0, "person:young": 1.0, "concept:birth": 0.1, "name:first": 0.1}
+    # "Young" is part of the name "Robert Young"; a lowercase match or a common noun is no side
+    assert comparison_sides(question, linked, written) == {"org:dandy warhols"}
+    titles = "Which film came out first, The Lord of the Rings or Red Harbor?"
+    named = {"work:lotr": WrittenAs("The Lord of the Rings", None), "work:red": WrittenAs("Red Harbor", None)}
+    assert comparison_sides(titles, {"work:lotr": 1.0, "work:red": 1.0}, named) == {"work:lotr", "work:red"}
+    # punctuation ends a name: "American, Mark King" is no longer name holding "Mark King"
+    people = {"person:mark king": WrittenAs("Mark King", None), "norp:american": WrittenAs("American", None)}
+    assert comparison_sides("Which singer is American, Mark King or Nick Hexum?",
+                            {"person:mark king": 1.0, "norp:american": 1.0}, people) == set(people)
+    banks = {"person:iain banks": WrittenAs("Iain Banks", None)}  # "Between" is the sentence's first word
+    assert comparison_sides("Between Iain Banks and Irwin Shaw, who wrote more?", {"person:iain banks": 1.0},
+                            banks) == {"person:iain banks"}
 
 
 def test_a_common_noun_tagged_as_a_name_does_not_attract_the_walk(film_graph, embedder):

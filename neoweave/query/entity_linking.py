@@ -167,17 +167,66 @@ def _content_words(names: Iterable[str | None]) -> set[str]:
     return {word for name in names for word in normalize(name or "").split() if word not in STOPWORDS}
 
 
-def common_noun_entities(run: Run, ids: list[str], generic_types: frozenset[str]) -> dict[str, int]:
-    """The entities among `ids` that the corpus writes as common nouns: of a generic type, named without a
-    word written like a name ("musician"), or whose key is a generic entity's key mentioned at least as often
+@dataclass(frozen=True)
+class WrittenAs:
+    """How the corpus writes a linked entity's name (`written_as`)."""
+
+    name: str
+    common_mentions: int | None
+    """None for a name; for a common noun, how often the corpus writes it (the most mentions of the entity or
+    of its common-noun twin: the word's frequency, for an inverse-frequency weight)."""
+
+
+def written_as(run: Run, ids: list[str], generic_types: frozenset[str]) -> dict[str, WrittenAs]:
+    """Each entity's name, and whether the corpus writes it as a common noun: of a generic type, named without
+    a word written like a name ("musician"), or whose key is a generic entity's key mentioned at least as often
     ("Film Director" tagged once as a name, "film director" a concept in ten chunks; "University" beside
-    "universities"). A question's seed that is one of them is no more than a common word of the question.
-    Returns id -> how often the corpus writes it (the most mentions of the entity or of its common-noun twin:
-    the word's frequency, for an inverse-frequency weight)."""
+    "universities"). A question's seed that is a common noun is no more than a common word of the question."""
     if not ids:
         return {}
     rows = run("entity_written_as", {"ids": sorted(ids), "generic_types": sorted(generic_types)})
-    return {row["id"]: max(int(row["mentions"] or 0), int(row["common_mentions"] or 0)) for row in rows
-            if row["type"] in generic_types
-            or not any(_is_cased(token) for token in question_words(row["name"] or ""))
-            or (row["common_mentions"] and row["common_mentions"] >= row["mentions"])}
+    written = {}
+    for row in rows:
+        name, mentions, common = row["name"] or "", int(row["mentions"] or 0), int(row["common_mentions"] or 0)
+        is_common = (row["type"] in generic_types or not any(_is_cased(token) for token in question_words(name))
+                     or (common > 0 and common >= mentions))
+        written[row["id"]] = WrittenAs(name, max(mentions, common) if is_common else None)
+    return written
+
+
+def comparison_sides(question: str, linked: dict[str, float], written: dict[str, WrittenAs]) -> set[str]:
+    """The entities a comparison question names in full: linked as names (score 1), written as names, and not
+    a part of a longer name the question writes ("Young" in "the birth of Robert Young" is no side: the
+    question names Robert Young, whom the graph may not know by that name)."""
+    runs = _cased_runs(question)
+    sides = set()
+    for entity, score in linked.items():
+        if score < 1.0 or entity not in written or written[entity].common_mentions is not None:
+            continue
+        words = _content_words([written[entity].name])
+        if words and not any(words < run for run in runs):
+            sides.add(entity)
+    return sides
+
+
+def _cased_runs(question: str) -> list[set[str]]:
+    """The content words of each run of consecutive words the question writes like a name (punctuation ends a
+    run: "American, Mark King" is two; a first word capitalised only as the sentence's first is none)."""
+    runs: list[set[str]] = []
+    current: list[str] = []
+    previous_end = 0
+    for index, match in enumerate(_WORD.finditer(question)):
+        word = match.group().rstrip(".'\u2019")
+        adjoining = not question[previous_end:match.start()].strip()
+        previous_end = match.end()
+        if current and not adjoining:
+            runs.append(_content_words([" ".join(current)]))
+            current = []
+        if _is_cased(word) and not (index == 0 and word[1:].islower()):  # "Between ...": a sentence's capital
+            current.append(word)
+        elif current:
+            runs.append(_content_words([" ".join(current)]))
+            current = []
+    if current:
+        runs.append(_content_words([" ".join(current)]))
+    return runs

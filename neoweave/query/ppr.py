@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
-from neoweave.query.entity_linking import common_noun_entities, link_question
+from neoweave.query.entity_linking import comparison_sides, link_question, written_as
 from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
 from neoweave.query.question_types import classify_rules
@@ -79,7 +79,7 @@ class PPRRetriever(Strategy):
     common_nouns: bool = True
     """Treat as generic also the linked entities the corpus writes as common nouns: named without a word written
     like a name, or whose normalised name is a concept's mentioned at least as often ("Film Director" tagged once
-    as a name, "film director" a concept in ten chunks; `entity_linking.common_noun_entities`). Their seed is
+    as a name, "film director" a concept in ten chunks; `entity_linking.written_as`). Their seed is
     capped at `generic_weight` and divided by the mentions of the common noun, not of the rare name."""
     vector_weight: float = 1.0
     """Seed factor of an entity linked only by its embedding's cosine to the question (a neighbour of the
@@ -94,8 +94,9 @@ class PPRRetriever(Strategy):
     0 weighs every linked entity alike."""
     comparison_exponent: float = 0.0
     """`mention_exponent` of the sides of a comparison question (`question_types.classify_rules`): the entities
-    it names (link score 1, not generic). The question asks about each side however often the corpus mentions
-    it: divided by its mentions, the better-known side would take the walk away from the other's bridge."""
+    it names in full (`entity_linking.comparison_sides`). The question asks about each side however often the
+    corpus mentions it: divided by its mentions, the better-known side would take the walk away from the other's
+    bridge."""
     entity_k: int = 3
     """Entities linked by embedding similarity to the question (besides names found in it)."""
     min_entity_similarity: float = 0.5
@@ -179,10 +180,12 @@ class PPRRetriever(Strategy):
                                    lowercase_score=self.generic_weight, vector_factor=self.vector_weight,
                                    vector_siblings=self.vector_siblings,
                                    strategy=self.name)
-            common = common_noun_entities(lambda name, params: self._run(trace, name, params), list(linked),
-                                          GENERIC_TYPES) if self.common_nouns else {}
-        sides = {entity for entity, score in linked.items() if score >= 1.0 and entity not in common} \
-            if classify_rules(question) == "comparison" else set()
+            comparison = classify_rules(question) == "comparison"
+            written = written_as(lambda name, params: self._run(trace, name, params), list(linked),
+                                 GENERIC_TYPES) if self.common_nouns or comparison else {}
+        common = {entity: how.common_mentions for entity, how in written.items()
+                  if self.common_nouns and how.common_mentions is not None}
+        sides = comparison_sides(question, linked, written) if comparison else set()
         for row in dense:
             graph.add_node(row["chunk_id"], "Chunk", float(row["score"]))
         for entity_id in linked:
