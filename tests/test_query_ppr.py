@@ -358,7 +358,7 @@ def test_each_side_of_a_comparison_reaches_its_bridge(film_graph, embedder):
     assert single.trace.seeds["work:red harbor"] > 5 * single.trace.seeds["work:blue canyon"]
 
 
-def test_an_embedding_sibling_of_a_name_the_question_writes_is_no_seed(film_graph, embedder):
+def test_an_embedding_sibling_of_a_name_the_question_writes_weighs_little(film_graph, embedder):
     from neoweave.query.entity_linking import link_question
 
     question = "Where was the director of Red Harbor born?"
@@ -373,16 +373,19 @@ def test_an_embedding_sibling_of_a_name_the_question_writes_is_no_seed(film_grap
     # "Harbor" is inside the longer name: neither its name n-gram nor its full-text hit links it as a name
     assert everything["gpe:harbor"] < 1.0 and link(entity_k=0) == {"work:red harbor": 1.0}
     assert everything["person:bob stone"] < 1.0  # a neighbour sharing no word with the name: kept below
-    recognised = link(vector_siblings=False)
-    assert "work:red harbor ii" not in recognised  # "red", "harbor": a sibling of the name, not the name
-    siblings = {"work:red harbor ii", "gpe:harbor"}
+    siblings = {"work:red harbor ii", "gpe:harbor"}  # "red", "harbor": siblings of the name, not the name
+    demoted = link(sibling_factor=0.1)
+    assert demoted == {entity: score * (0.1 if entity in siblings else 1.0) for entity, score in everything.items()}
+    recognised = link(sibling_factor=0.0)
     assert recognised == {entity: score for entity, score in everything.items() if entity not in siblings}
     assert link(vector_factor=0.5)["person:bob stone"] == pytest.approx(everything["person:bob stone"] * 0.5)
-    walked = strategy("ppr", film_graph, embedder, k=3).retrieve(question)
-    assert "work:red harbor ii" not in walked.trace.seeds
-    assert "work:red harbor ii" in strategy("ppr", film_graph, embedder, k=3, vector_siblings=True,
-                                             entity_k=len(FILM_ENTITIES), min_entity_similarity=0.0
-                                             ).retrieve(question).trace.seeds
+    wide = {"entity_k": len(FILM_ENTITIES), "min_entity_similarity": 0.0}
+    walked = strategy("ppr", film_graph, embedder, k=3, **wide).retrieve(question).trace.seeds
+    equal = strategy("ppr", film_graph, embedder, k=3, sibling_weight=1.0, **wide).retrieve(question).trace.seeds
+    assert walked["work:red harbor ii"] / walked["work:red harbor"] == pytest.approx(
+        equal["work:red harbor ii"] / equal["work:red harbor"] * 0.1)
+    assert "work:red harbor ii" not in strategy("ppr", film_graph, embedder, k=3, sibling_weight=0.0, **wide
+                                                ).retrieve(question).trace.seeds
 
 
 class ScriptedReranker:

@@ -107,15 +107,15 @@ def no_entities(strategy: str) -> NeoweaveError:
 
 def link_question(run: Run, store: GraphStore, question: str, embedding: list[float], *, entity_k: int,
                   min_similarity: float, lowercase_score: float = 1.0, vector_factor: float = 1.0,
-                  vector_siblings: bool = True, fulltext: bool = True, strategy: str = "entity linking"
+                  sibling_factor: float = 1.0, fulltext: bool = True, strategy: str = "entity linking"
                   ) -> dict[str, float]:
     """entity id -> link score: 1.0 for a name in the question (n-gram key, or a full-text hit over names and
     aliases whose words all occur in the question), `lowercase_score` instead when the question writes every
     word of the match in lowercase (common words such as "city" or "series" that some text capitalised), the
     cosine times `vector_factor` for one of the `entity_k` nearest entity vectors at or above `min_similarity`
-    (a neighbour of the question's meaning, not a name it writes); without `vector_siblings`, not one whose
-    name shares a word with a name the question writes (1.0 above) but is another entity ("The Dandy Warhols
-    Are Sound" for a question about "The Dandy Warhols"). One statement
+    (a neighbour of the question's meaning, not a name it writes), times `sibling_factor` too when its name
+    shares a word with a name the question writes (1.0 above) but is another entity ("Heinkel HD 26" for a
+    question naming "Heinkel HD 23"); a weight of 0 links nothing. One statement
     (`kg_link_entities`) brings all three kinds; without `fulltext`, `kg_link_names` brings names and vectors
     (the full-text branch's cost grows with the number of entity names). No row at all means no entity has a
     vector: the graph has no entity layer, and `strategy` stops with an error naming `enrich kg` rather than
@@ -152,14 +152,16 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
                 seeds.setdefault(hit["id"], 1.0 if set(name_words) & cased else lowercase_score)
                 break
     if entity_k:
-        named = set() if vector_siblings else _content_words(
-            row["name"] for row in rows if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
+        named = _content_words(row["name"] for row in rows
+                               if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
         for row in nearest[:entity_k]:
-            if float(row["score"]) < min_similarity or (row["id"] not in seeds
-                                                         and _content_words([row["name"]]) & named):
+            if float(row["score"]) < min_similarity or row["id"] in seeds:
                 continue
-            seeds.setdefault(row["id"], float(row["score"]) * vector_factor)
+            sibling = bool(_content_words([row["name"]]) & named)
+            weight = float(row["score"]) * vector_factor * (sibling_factor if sibling else 1.0)
+            if weight > 0:
+                seeds[row["id"]] = weight
     return seeds
 
 

@@ -84,11 +84,12 @@ class PPRRetriever(Strategy):
     vector_weight: float = 1.0
     """Seed factor of an entity linked only by its embedding's cosine to the question (a neighbour of the
     question's meaning, not a name it writes)."""
-    vector_siblings: bool = False
-    """Keep an entity linked by embedding whose name shares a word with a name the question writes, though it is
-    not that name ("Heinkel HD 26" for a question naming "Heinkel HD 23", "County Kerry" for "Kerry Saxby"):
-    the question named the other one. False drops them (recognition memory, HippoRAG 2's filter, done by the
-    names instead of an LLM)."""
+    sibling_weight: float = 0.1
+    """Seed factor (besides `vector_weight`) of an entity linked by embedding whose name shares a word with a
+    name the question writes, though it is not that name ("Heinkel HD 26" for a question naming "Heinkel HD
+    23", "County Kerry" for "Kerry Saxby"): the question named the other one, so it weighs less than a generic
+    word (recognition memory, HippoRAG 2's filter, done by the names instead of an LLM; 0 drops them, 1 treats
+    them as any entity linked by embedding)."""
     mention_exponent: float = 1.0
     """Entity seed weight = link score / mentions ** mention_exponent: 1 is HippoRAG 2's inverse frequency,
     0 weighs every linked entity alike."""
@@ -161,8 +162,9 @@ class PPRRetriever(Strategy):
         if self.engine == "gds" and self.store.backend != "neo4j":
             raise NeoweaveError(f"ppr: engine gds needs the neo4j store with the Graph Data Science plugin; "
                                 f"this store is {self.store.backend}")
-        self._at_least(0, "chunk_weight", "generic_weight", "mention_exponent", "mention_weight", "relation_weight",
-                       "home_weight", "link_weight", "focus")
+        self._at_least(0, "chunk_weight", "generic_weight", "sibling_weight", "vector_weight", "mention_exponent",
+                       "comparison_exponent", "mention_weight", "relation_weight", "home_weight", "link_weight",
+                       "focus")
 
     def _type_weights(self) -> dict[str, float]:
         return {"MENTIONS": self.mention_weight, "RELATED": self.relation_weight, "DESCRIBED_BY": self.home_weight,
@@ -178,7 +180,7 @@ class PPRRetriever(Strategy):
             linked = link_question(lambda name, params: self._run(trace, name, params), self.store, question,
                                    embedding, entity_k=self.entity_k, min_similarity=self.min_entity_similarity,
                                    lowercase_score=self.generic_weight, vector_factor=self.vector_weight,
-                                   vector_siblings=self.vector_siblings,
+                                   sibling_factor=self.sibling_weight,
                                    strategy=self.name)
             comparison = classify_rules(question) == "comparison"
             written = written_as(lambda name, params: self._run(trace, name, params), list(linked),
