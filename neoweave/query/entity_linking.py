@@ -152,13 +152,13 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
                 seeds.setdefault(hit["id"], 1.0 if set(name_words) & cased else lowercase_score)
                 break
     if entity_k:
-        named = _content_words(row["name"] for row in rows
-                               if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
+        named_words = _content_words(row["name"] for row in rows
+                                     if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
         nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
         for row in nearest[:entity_k]:
             if float(row["score"]) < min_similarity or row["id"] in seeds:
                 continue
-            sibling = bool(_content_words([row["name"]]) & named)
+            sibling = bool(_content_words([row["name"]]) & named_words)
             weight = float(row["score"]) * vector_factor * (sibling_factor if sibling else 1.0)
             if weight > 0:
                 seeds[row["id"]] = weight
