@@ -50,6 +50,10 @@ def test_titles_whose_first_token_is_not_their_keys_first_word_are_found():
         "A song by F.I.R. was a hit, and so was I'll Be Here Awhile.")}
     assert set(found) == {"m. ward", "j. b. handelsman", "f.i.r", "i ll be here awhile"}, found
     assert found["m. ward"] == "M. Ward"
+    # a title with its article is still found from the word after it, named without the article, as before
+    articles = _gazetteer("The Dandy Warhols", "...The Dandy Warhols Come Down")
+    assert "the" not in articles.first_words
+    assert [m.name for m in articles.find("Zia McCabe plays in The Dandy Warhols.")] == ["Dandy Warhols"]
 
 
 RECORDS = [

@@ -33,6 +33,7 @@ from neoweave.store.base import GraphStore, now_iso
 _TOKEN = re.compile("[\\w][\\w'\u2019+#-]*(?:\\.\\w[\\w'\u2019+#-]*)*")
 _POSSESSIVE_END = re.compile("(?:'s|\u2019s|'|\u2019)$")
 _ARTICLE = re.compile(r"^(?:The|A|An) ")
+_ARTICLES = frozenset({"the", "a", "an"})
 _SENTENCE_END = frozenset(".!?:\n")
 MAX_WORDS = 10
 
@@ -66,8 +67,10 @@ class Gazetteer:
                 continue
             surfaces[key] = frozenset(texts | {t.rstrip(".") for t in texts})  # the scan strips a final dot
             size = min(len(key.split(" ")), MAX_WORDS) + 2  # normalising can merge words
-            # the scan starts at a text token: "M. Ward" starts at the token "M", its key "m. ward" at "m."
-            firsts = {key.split(" ")[0]} | {_word_key(m.group()) for m in map(_TOKEN.search, texts) if m}
+            # the scan starts at a text token: "M. Ward" starts at the token "M", its key "m. ward" at "m."; a
+            # title after its article is found from the word after it ("the Beatles" as "Beatles", named so)
+            firsts = {key.split(" ")[0]} | {_word_key(m.group()) for m in map(_TOKEN.search, texts)
+                                            if m and m.group().lower() not in _ARTICLES}
             for first in firsts:
                 first_words[first] = max(first_words.get(first, 0), size)
         return cls(surfaces, first_words)
