@@ -60,6 +60,24 @@ def test_measures_turn_verdicts_into_scores(embedder):
                             "judge:answer_correctness", "judge:answer_relevance"]
 
 
+def test_reference_free_precision_and_sentence_relevancy(embedder):
+    model = ScriptedJudgeModel([
+        {"verdicts": [{"passage": 1, "useful": False}, {"passage": 3, "useful": True}]},
+        {"sentences": [2, 2, 9]},  # a number given twice counts once, one that names no sentence not at all
+    ])
+    judge = Judge(model, embedder)
+    precision = judge.judge("context_precision_without_reference", question="q", answer="Paris", reference="",
+                            contexts=["one", "two", "three"])
+    assert precision.score == pytest.approx(1 / 3)  # the only useful passage is at rank 3
+    contexts = ["Paris is the capital. It lies on the Seine.", "Lyon is a city. It has silk."]
+    relevancy = judge.judge("context_relevancy", question="What is the capital?", answer="", reference="",
+                            contexts=contexts)
+    assert relevancy.score == 0.25 and relevancy.details == {"sentences": 4, "relevant": 1}  # eq. 8: 1 of 4
+    assert relevancy.rationale == "It lies on the Seine."
+    assert judge.context_relevancy("q", []).score is None  # no context: nothing to judge, no call
+    assert model.stages == ["judge:context_precision_without_reference", "judge:context_relevancy"]
+
+
 def test_pairwise_swaps_positions_and_counts_flips(embedder):
     # a judge that always prefers whatever it sees first: every verdict flips, and A's rate is 50 %
     biased = ScriptedJudgeModel([{"winner": "1", "reason": "first"}] * 4)

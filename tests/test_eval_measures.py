@@ -143,9 +143,17 @@ def test_paper_tables_show_each_papers_measures_and_name_the_missing():
     assert "| naive | 5 | unified | 0.600 | 0.620 | 0.610 |" in text  # P, R, F1 under LARAG's names
     assert "| naive | 5 | 0.500 | 1.000 (n=1) | 0.000 (n=1) | 0.000 | 700 |" in text  # accuracy per type
     assert "| larag | 5 | 1.000 | 0.400 | 30 | 320.0 | 0.031 |" in text  # Orion: document-level hit, precision@k
-    assert "Not measured in this run: C-Rec, A-Corr, A-Rel (`neoweave eval --answer --judge all`)" in text
+    assert "Not measured in this run: C-Rec, A-Corr, A-Rel (`neoweave eval --answer`)" in text
+    assert "BERTScore here: all-MiniLM-L6-v2 layer last, no baseline rescaling" in text  # under LARAG's table
     assert "| strategy | k | A-Sim | LLM tokens |\n| --- | --- | --- | --- |\n| naive | 5 | 0.700 | 700 |" in text
     assert "### PankRAG" not in text  # none of its measures without a judge
+    judged = paper_tables_markdown([row("naive", "all", khl_c_rec=0.4, answer_similarity=0.7, khl_a_corr=0.5,
+                                        khl_a_rel=0.3, context_recall=0.9, context_relevancy=0.2)], [],
+                                   bertscore_model="roberta-large layer 17")
+    assert ("| strategy | k | C-Rec | A-Sim | A-Corr | A-Rel | RAGAS context recall (judged) |\n| --- | --- | --- | "
+            "--- | --- | --- | --- |\n| naive | 5 | 0.400 | 0.700 | 0.500 | 0.300 | 0.900 |") in judged
+    assert "| naive | 5 | 0.200 |" in judged.split("### PankRAG")[1]  # eq. 8 under PankRAG's name, judged
+    assert "context recall, eq. 8 (judged)" in judged and "BERTScore here" not in judged  # no BERTScore column
     assert paper_tables_markdown([row("naive", "all", hit=1.0)], []) == ""
 
 

@@ -180,6 +180,7 @@ EXAMPLES = {
     "delete_document_sections": {"doc_ids": ["d1"]},
     "delete_document_nodes": {"doc_ids": ["d1"]},
     "document_titles": {"ids": ["d1"]},
+    "evidence_texts": {"titles": ["D"], "urls": ["u1#a"]},
     # retrieval statements (behaviour tested in test_query.py)
     "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "links_missing_context_embedding": {"section_ids": ["d1#a"]},

@@ -32,6 +32,15 @@ def evaluate(
     cite: Annotated[bool, typer.Option("--cite/--no-cite", help="answer prompts ask for the numbers of the "
                                        "passages used; citation precision and recall against the evidence")] = True,
     bertscore: Annotated[bool, typer.Option("--bertscore/--no-bertscore", help="score answers with BERTScore")] = True,
+    bertscore_model: Annotated[str | None, typer.Option("--bertscore-model", help="BERTScore's model: a local "
+                                                        "directory (e.g. roberta-large, the papers' setting) or "
+                                                        "a bundled model name (default all-MiniLM-L6-v2)")] = None,
+    bertscore_layer: Annotated[int | None, typer.Option("--bertscore-layer", help="BERTScore's layer (default the "
+                                                        "model's last; roberta-large's standard is 17)")] = None,
+    context_bertscore: Annotated[bool, typer.Option("--context-bertscore", help="the thesis's retrieval BERTScore: "
+                                                    "the retrieved context against the ground-truth context (the "
+                                                    "QA's evidence_text, else the gold evidence's stored text)")
+                                 ] = False,
     base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
     types: Annotated[str | None, typer.Option("--type", help="only these question types (comma-separated)")] = None,
@@ -42,7 +51,8 @@ def evaluate(
                                              "setup: 8); the report gives wall time and questions/s")] = 1,
     judge: Annotated[str | None, typer.Option("--judge", help="judged measures on every answer: all, or some of "
                                               "faithfulness,answer_relevance,context_recall,context_precision,"
-                                              "answer_correctness")] = None,
+                                              "answer_correctness,context_precision_without_reference,"
+                                              "context_relevancy")] = None,
     judge_model: Annotated[str | None, typer.Option("--judge-model", help="the judge's model (default: "
                                                     "NEOWEAVE_JUDGE_MODEL, else the answering model)")] = None,
     token_budgets: Annotated[str, typer.Option("--token-budgets", help="equal-budget measures at these context "
@@ -74,7 +84,9 @@ def evaluate(
     default_prompt, per_strategy = _parse_prompts(prompt, names)
     config = RunConfig(names, k_values, with_answer, default_prompt, per_strategy, max_tokens,
                        parameters=_parse_parameters(params or [], names), token_budgets=budgets, judge=judged,
-                       concurrency=concurrency, cite=cite)
+                       concurrency=concurrency, cite=cite, context_bertscore=context_bertscore)
+    if bertscore_model or bertscore_layer:
+        config.bertscore = _bertscore_model(bertscore_model, bertscore_layer)
     if not bertscore:
         config.bertscore = None
     cfg = settings()
@@ -219,6 +231,21 @@ def pairwise(
     if out is not None:
         out.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     console.print(pairwise_markdown(result, a_strategy, b_strategy), highlight=False, soft_wrap=True)
+
+
+def _bertscore_model(name: str | None, layer: int | None):
+    from neoweave.eval.similarity import BertScoreModel
+
+    if layer is not None and layer < 1:
+        raise NeoweaveError(f"--bertscore-layer must be at least 1, not {layer}")
+    path = Path(name).expanduser() if name else None
+    if path is not None and (name.startswith((".", "/", "~")) or path.exists()):  # a path, not a model name
+        if not (path / "config.json").is_file():
+            raise NeoweaveError(f"--bertscore-model {name!r}: not a model directory (no config.json)",
+                                hint="give a directory with the model's config.json and weights, or a bundled "
+                                "model name")
+        name = str(path.resolve())
+    return BertScoreModel(name or BertScoreModel.name, layer)
 
 
 def _judged_measures(text: str | None) -> list[str]:

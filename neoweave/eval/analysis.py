@@ -76,21 +76,25 @@ def bootstrap_ci(differences: Sequence[float], *, iterations: int = 2000, confid
 
 
 def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
-    """LARAG's analysis of answer quality, per (strategy, k): Pearson and Spearman correlation of token F1 with
-    the reference's length, the prediction's length (words), the context tokens and the time per question,
-    and F1 by equal-count bins of reference length."""
+    """LARAG's analysis of answer quality, per (strategy, k): Pearson and Spearman correlation of F1 with the
+    reference's and the prediction's length (words), the total tokens (prompt + output, 000 l. 296), the context
+    tokens and the time per question, and F1 by equal-count bins of reference length. F1 is BERTScore F1 as in the
+    paper (000 l. 306) when every answer of the group has it, else token F1; `measure` names which."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for record in records:
         if "f1" in record:
             groups.setdefault((record["strategy"], record["k"]), []).append(record)
     rows = []
     for (name, k), group in sorted(groups.items()):
-        f1 = [r["f1"] for r in group]
+        measure = "bertscore" if all("bertscore" in r for r in group) else "f1"
+        f1 = [float(r[measure]) for r in group]
         against = {"reference_length": [float(len(str(r.get("gold", "")).split())) for r in group],
                    "prediction_length": [float(len(str(r.get("answer", "")).split())) for r in group],
+                   "total_tokens": [float(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0))
+                                    for r in group],
                    "context_tokens": [float(r.get("context_tokens", 0)) for r in group],
                    "ms": [float(r.get("total_ms", 0.0)) for r in group]}
-        row: dict = {"strategy": name, "k": k, "questions": len(group)}
+        row: dict = {"strategy": name, "k": k, "questions": len(group), "measure": measure}
         for key, values in against.items():
             row[f"pearson_{key}"] = pearson(values, f1)
             row[f"spearman_{key}"] = spearman(values, f1)

@@ -15,10 +15,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from neoweave.eval.paper_measures import sentence_share
 from neoweave.eval.similarity import answer_similarity
+from neoweave.nlp.sentences import sentences
 from neoweave.protocols import LLMClient, TextEmbedder
 
-MEASURES = ("faithfulness", "answer_relevance", "context_recall", "context_precision", "answer_correctness")
+MEASURES = ("faithfulness", "answer_relevance", "context_recall", "context_precision", "answer_correctness",
+            "context_precision_without_reference", "context_relevancy")
+"""RAGAS's judged measures under RAGAS's names: context_precision_without_reference judges each passage against
+the generated answer (the thesis's reference-free precision, 001 l. 1040-1050); context_relevancy is the share of
+the context's sentences the judge finds relevant to the question (RAGAS's first context measure, which PankRAG
+reports as "context recall", 004 eq. 8)."""
 PAIRWISE_CRITERIA = ("comprehensiveness", "diversity", "empowerment", "logicality", "relevance", "coherence")
 CRITERIA_TEXT = {
     "comprehensiveness": "How much detail does the answer give to cover all aspects of the question?",
@@ -63,6 +70,10 @@ class _Useful(BaseModel):
 
 class _Usefulness(BaseModel):
     verdicts: list[_Useful] = Field(default_factory=list)
+
+
+class _RelevantSentences(BaseModel):
+    sentences: list[int] = Field(default_factory=list, description="numbers of the sentences needed to answer")
 
 
 class _Correctness(BaseModel):
@@ -180,6 +191,39 @@ class Judge:
                                           for v in value.verdicts)
         return verdict
 
+    def context_precision_without_reference(self, question: str, answer: str, contexts: list[str]) -> Verdict:
+        """Average precision of the passages useful to arrive at the generated answer (RAGAS context precision
+        without reference: the thesis's check of whether a judge can rate retrieval without gold answers)."""
+        value, verdict = self._ask(
+            "context_precision_without_reference",
+            "For each numbered passage decide whether it is useful to arrive at the given answer.",
+            f"Passages:\n{_passages(contexts)}\n\nQuestion: {question}\nAnswer: {answer}", _Usefulness)
+        if value is not None and contexts:
+            useful = {v.passage: v.useful for v in value.verdicts}
+            verdict.score = average_precision([bool(useful.get(rank, False)) for rank in range(1, len(contexts) + 1)])
+            verdict.rationale = "; ".join(f"[{v.passage}] {'useful' if v.useful else 'not useful'}: {v.reason}"
+                                          for v in value.verdicts)
+        return verdict
+
+    def context_relevancy(self, question: str, contexts: list[str]) -> Verdict:
+        """Share of the context's sentences the judge picks as needed to answer the question (PankRAG's context
+        recall, eq. 8: |S_ext| / |c(q)|). The sentences are numbered for the judge; numbers it invents, or gives
+        twice, count once or not at all."""
+        numbered = [sentence for text in contexts for sentence in sentences(text)]
+        if not numbered:
+            return Verdict("context_relevancy", None, error="no context to judge")
+        listing = "\n".join(f"({number}) {sentence}" for number, sentence in enumerate(numbered, 1))
+        value, verdict = self._ask(
+            "context_relevancy",
+            "List the numbers of the sentences of the context that are needed to answer the question; none when "
+            "no sentence is.", f"Question: {question}\n\nContext sentences:\n{listing}", _RelevantSentences)
+        if value is not None:
+            chosen = {number for number in value.sentences if 1 <= number <= len(numbered)}
+            verdict.score = sentence_share(len(chosen), len(numbered))
+            verdict.details = {"sentences": len(numbered), "relevant": len(chosen)}
+            verdict.rationale = " | ".join(numbered[number - 1][:120] for number in sorted(chosen))
+        return verdict
+
     def answer_similarity(self, answer: str, reference: str) -> float:
         """Cosine of the answer's and the reference's embeddings (KHL's A-Sim)."""
         return answer_similarity(self.embedder, answer, reference)
@@ -212,6 +256,10 @@ class Judge:
             return self.context_precision(question, reference, contexts)
         if measure == "answer_correctness":
             return self.answer_correctness(question, answer, reference)
+        if measure == "context_precision_without_reference":
+            return self.context_precision_without_reference(question, answer, contexts)
+        if measure == "context_relevancy":
+            return self.context_relevancy(question, contexts)
         raise ValueError(f"unknown judged measure {measure!r}; known: {', '.join(MEASURES)}")
 
     # pairwise ------------------------------------------------------------------------------------------

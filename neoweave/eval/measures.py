@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neoweave.eval import metrics
+from neoweave.eval.paper_measures import orion_precision_at_k
 
 NULL_TYPES = ("null", "null_query")
 """Question types whose gold answer is that the corpus cannot answer (MultiHop-RAG's null queries)."""
@@ -28,9 +29,12 @@ def document_hit(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
     return metrics.hit([document_key(k) for k in retrieved], [document_key(k) for k in evidence])
 
 
-def document_precision(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
-    """Orion's precision@k with document-level ground truth."""
-    return precision([document_key(k) for k in retrieved], [document_key(k) for k in evidence])
+def document_precision(retrieved: Sequence[str], evidence: Sequence[str], k: int | None = None) -> float:
+    """Orion's precision@k with document-level ground truth (`paper_measures.orion_precision_at_k`): the first k
+    chunks, divided by k (by default the number retrieved; 0 when nothing was)."""
+    k = k or len(retrieved)
+    return orion_precision_at_k([document_key(key) for key in retrieved],
+                                [document_key(key) for key in evidence], k) if k else 0.0
 
 
 def chunks_within_tokens(token_counts: Sequence[int], budget: int) -> int:
@@ -43,15 +47,16 @@ def chunks_within_tokens(token_counts: Sequence[int], budget: int) -> int:
     return len(token_counts)
 
 
-def retrieval_scores(retrieved: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    """Every retrieval measure of one ranked list."""
+def retrieval_scores(retrieved: Sequence[str], evidence: Sequence[str], k: int | None = None) -> dict[str, float]:
+    """Every retrieval measure of one ranked list; `k` is the cut the strategy was asked for (Orion's precision@k
+    divides by it: a strategy that returns fewer chunks is not credited for it)."""
     return {"hit": metrics.hit(list(retrieved), list(evidence)),
             "perfect": metrics.perfect(list(retrieved), list(evidence)),
             "recall": metrics.evidence_recall(list(retrieved), list(evidence)),
             "mrr": metrics.reciprocal_rank(list(retrieved), list(evidence)),
             "precision": precision(retrieved, evidence),
             "doc_hit": document_hit(retrieved, evidence),
-            "doc_precision": document_precision(retrieved, evidence)}
+            "doc_precision": document_precision(retrieved, evidence, k)}
 
 
 def budget_scores(retrieved: Sequence[str], token_counts: Sequence[int], evidence: Sequence[str], *,
@@ -60,7 +65,8 @@ def budget_scores(retrieved: Sequence[str], token_counts: Sequence[int], evidenc
     strategies that return more context are compared with the others on the same amount."""
     scores = {}
     for n in chunk_budgets:
-        scores[f"chunks:{n}"] = {**retrieval_scores(retrieved[:n], evidence), "chunks": float(min(n, len(retrieved)))}
+        scores[f"chunks:{n}"] = {**retrieval_scores(retrieved[:n], evidence, n),
+                                 "chunks": float(min(n, len(retrieved)))}
     for budget in token_budgets:
         n = chunks_within_tokens(token_counts, budget)
         scores[f"tokens:{budget}"] = {**retrieval_scores(retrieved[:n], evidence), "chunks": float(n)}

@@ -3,7 +3,8 @@
 Its corpus (`corpus.json`: a list of news articles {title, author, source, published_at, category, url, body})
 is ingested as records (the ingest reads that shape; the URL is the id). Its questions (`MultiHopRAG.json`:
 {query, answer, question_type, evidence_list: [{title, url, fact, ...}]}) become `qa.jsonl` rows whose
-evidence is the titles of the articles the facts come from; `type` is the question type (inference_query,
+evidence is the titles of the articles the facts come from and whose `evidence_text` is the facts (the
+ground-truth context of the thesis's retrieval BERTScore); `type` is the question type (inference_query,
 comparison_query, temporal_query, null_query). A null query's gold answer is "Insufficient information":
 `accuracy` counts it right only when the model says so.
 """
@@ -60,8 +61,10 @@ def convert_multihop_rag(corpus: Path, questions: Path, out: Path) -> MultiHopSe
                 raise NeoweaveError(f"{questions}: question {number} needs 'query' and 'answer'")
             evidence = list(dict.fromkeys(str(e["title"]) for e in row.get("evidence_list") or []
                                           if isinstance(e, dict) and e.get("title")))
+            facts = [str(e["fact"]) for e in row.get("evidence_list") or [] if isinstance(e, dict) and e.get("fact")]
             qtype = str(row.get("question_type") or "all")
             by_type[qtype] = by_type.get(qtype, 0) + 1
             handle.write(json.dumps({"id": f"mh{number:04d}", "question": row["query"], "answer": str(row["answer"]),
-                                     "aliases": [], "evidence": evidence, "type": qtype}, ensure_ascii=False) + "\n")
+                                     "aliases": [], "evidence": evidence, "type": qtype, "evidence_text": facts},
+                                    ensure_ascii=False) + "\n")
     return MultiHopSet(qa_path, corpus_path, len(rows), documents, by_type)

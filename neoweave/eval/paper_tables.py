@@ -15,7 +15,7 @@ from neoweave.errors import NeoweaveError
 
 @dataclass(frozen=True)
 class PaperTable:
-    """One seed paper's table: the measures it reports, as (row key, the paper's name for it)."""
+    """One seed paper's table: the measures it reports with its own formulas, as (row key, the paper's name)."""
 
     paper: str
     reports: str
@@ -23,27 +23,49 @@ class PaperTable:
     produced_by: str
     """The `neoweave eval` options that produce the measures (named when they are missing)."""
     context: tuple[tuple[str, str], ...] = ()
-    """Columns shown beside the measures (cost, time), not counted as the paper's measures."""
+    """Columns shown beside the measures (cost, time, LLM-judged variants under RAGAS's names), not counted as
+    the paper's measures."""
     per_prompt: bool = False
     """The paper compares prompt templates: show each row's prompt."""
+    bertscore: bool = False
+    """The table reports BERTScore: say on which model."""
 
 
+_JUDGED = "judged"
 PAPER_TABLES: tuple[PaperTable, ...] = (
-    PaperTable("LARAG", "BERTScore precision, recall and F1 per prompt template",
+    PaperTable("LARAG", "BERTScore precision, recall and F1 of the answer per prompt template (000 l. 300-306)",
                (("bertscore_p", "BERTScore P"), ("bertscore_r", "BERTScore R"), ("bertscore", "BERTScore F1")),
                "--answer (and --prompt per strategy)",
-               (("f1", "token F1"), ("rouge_l", "ROUGE-L"), ("context_tokens", "context tokens")), per_prompt=True),
-    PaperTable("Orion-RAG", "hit rate and precision@k with document-level ground truth, runtime",
+               (("f1", "token F1"), ("rouge_l", "ROUGE-L"), ("context_tokens", "context tokens")), per_prompt=True,
+               bertscore=True),
+    PaperTable("Thesis (retrieval)", "BERTScore of the retrieved context against the ground-truth context (001, "
+               "eq. 4.2-4.4) and RAGAS context precision with and without the reference answer, context recall "
+               "(l. 1040-1050; judged)",
+               (("context_bertscore_p", "BERTScore P"), ("context_bertscore_r", "BERTScore R"),
+                ("context_bertscore_f1", "BERTScore F1"),
+                ("context_precision", f"context precision with reference ({_JUDGED})"),
+                ("context_precision_without_reference", f"context precision without reference ({_JUDGED})"),
+                ("context_recall", f"context recall ({_JUDGED})")),
+               "--context-bertscore; --answer --judge context_precision,context_precision_without_reference,"
+               "context_recall", bertscore=True),
+    PaperTable("Orion-RAG", "hit rate and precision@k = |Retrieved_k & G_q| / k with document-level ground truth "
+               "(002 l. 188), runtime",
                (("doc_hit", "hit rate (document)"), ("doc_precision", "precision@k (document)")), "",
                (("p50_ms", "p50 ms"), ("wall_s", "wall s"), ("questions_per_s", "questions/s"))),
-    PaperTable("KHL-RAG", "C-Rec, A-Sim, A-Corr (alpha = 0.5) and A-Rel",
-               (("context_recall", "C-Rec"), ("answer_similarity", "A-Sim"), ("answer_correctness", "A-Corr"),
-                ("answer_relevance", "A-Rel")), "--answer --judge all",
-               (("llm_tokens", "LLM tokens"),)),
-    PaperTable("PankRAG", "answer relevance, faithfulness, context recall and context precision (RAGAS-style)",
-               (("answer_relevance", "answer relevance"), ("faithfulness", "faithfulness"),
-                ("context_recall", "context recall"), ("context_precision", "context precision")),
-               "--answer --judge all", (("llm_calls", "LLM calls"),)),
+    PaperTable("KHL-RAG", "C-Rec, A-Sim, A-Corr (alpha = 0.5) and A-Rel as its appendix defines them (003 eq. "
+               "12-17: token sets and embedding cosine, no judge); RAGAS's judged measures beside them",
+               (("khl_c_rec", "C-Rec"), ("answer_similarity", "A-Sim"), ("khl_a_corr", "A-Corr"),
+                ("khl_a_rel", "A-Rel")), "--answer",
+               (("context_recall", f"RAGAS context recall ({_JUDGED})"),
+                ("answer_correctness", f"RAGAS answer correctness ({_JUDGED})"),
+                ("answer_relevance", f"RAGAS answer relevancy ({_JUDGED})"), ("llm_tokens", "LLM tokens"))),
+    PaperTable("PankRAG", "answer relevance (eq. 6), faithfulness (eq. 7), context recall as the share of relevant "
+               "context sentences (eq. 8, RAGAS's context relevancy) and context precision, all judged by an LLM",
+               (("answer_relevance", f"answer relevance ({_JUDGED})"), ("faithfulness", f"faithfulness ({_JUDGED})"),
+                ("context_relevancy", f"context recall, eq. 8 ({_JUDGED})"),
+                ("context_precision", f"context precision ({_JUDGED})")),
+               "--answer --judge answer_relevance,faithfulness,context_relevancy,context_precision",
+               (("llm_calls", "LLM calls"),)),
 )
 
 
@@ -65,13 +87,19 @@ def _cell(key: str, value: Any) -> str:
     return f"{value:.3f}"
 
 
-def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple[str, int], str]) -> str:
+def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple[str, int], str],
+           bertscore_model: str | None) -> str:
     columns = [("strategy", "strategy"), ("k", "k")]
     if table.per_prompt and prompts:
         columns.append(("prompt", "prompt"))
     columns += [(key, title) for key, title in table.measures + table.context
                 if any(key in row for row in overall)]
-    lines = [f"### {table.paper}", "", f"What it reports: {table.reports}.", "",
+    about = [f"What it reports: {table.reports}."]
+    if table.bertscore and any(key.startswith(("bertscore", "context_bertscore")) for key, _ in columns):
+        about.append(f"BERTScore here: {bertscore_model or 'all-MiniLM-L6-v2 layer last, no baseline rescaling'}"
+                     " (the papers': roberta-large layer 17; give it with --bertscore-model DIR --bertscore-layer 17)"
+                     ".")
+    lines = [f"### {table.paper}", "", " ".join(about), "",
              "| " + " | ".join(title for _, title in columns) + " |",
              "| " + " | ".join("---" for _ in columns) + " |"]
     for row in overall:
@@ -105,15 +133,16 @@ def _thesis_table(rows: list[dict[str, Any]]) -> str:
 
 
 def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, Any]], *,
-                          several_runs: bool = False) -> str:
+                          several_runs: bool = False, bertscore_model: str | None = None) -> str:
     """The section, or "" when the run measured nothing any seed paper reports (`several_runs`: the rows
-    were merged from several report directories, and the intro says so)."""
+    were merged from several report directories, and the intro says so; `bertscore_model`: what BERTScore ran
+    on, said under every table that reports it)."""
     overall = [r for r in rows if r["type"] == "all"]
     prompts = _prompts(records)
     parts = []
     for table in PAPER_TABLES:
         if any(key in row for row in overall for key, _ in table.measures):
-            parts.append(_table(table, overall, prompts))
+            parts.append(_table(table, overall, prompts, bertscore_model))
         if table.paper == "LARAG" and any("accuracy" in row for row in overall):
             parts.append(_thesis_table(rows))  # the papers in the order the README lists them
     if not parts:
@@ -122,7 +151,9 @@ def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, An
     return "\n\n".join(["## In the seed papers' measures",
                         f"Each seed paper's table with {whose} numbers for every strategy evaluated (means over "
                         "the questions; LARAG's correlations are under \"Answer analysis\", PankRAG's pairwise "
-                        "win rates come from `neoweave eval pairwise`).", *parts])
+                        "win rates come from `neoweave eval pairwise`). A column marked judged is scored by an "
+                        "LLM (RAGAS-style), under RAGAS's name when the paper defines its measure otherwise.",
+                        *parts])
 
 
 def load_summary_rows(run: Path) -> list[dict[str, Any]]:
@@ -141,6 +172,13 @@ def load_summary_rows(run: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _bertscore_model(run: Path) -> str | None:
+    """The BERTScore model a run's summary names (read after `load_summary_rows` checked the file)."""
+    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json")
+    model = json.loads(path.read_text(encoding="utf-8")).get("bertscore_model")
+    return str(model) if model else None
+
+
 def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
     """The seed papers' tables over several runs, for strategies evaluated one run each (slow judged runs are
     taken strategy by strategy); a strategy at one k must come from one run only. `k` keeps one k."""
@@ -154,7 +192,9 @@ def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
         if not rows:
             raise NeoweaveError(f"no strategy was evaluated at k = {k} in {', '.join(map(str, runs))}",
                                 hint="leave out --k, or give one of the run's k values")
-    text = paper_tables_markdown(rows, records, several_runs=len(runs) > 1)
+    models = sorted({model for run in runs if (model := _bertscore_model(run))})
+    text = paper_tables_markdown(rows, records, several_runs=len(runs) > 1,
+                                 bertscore_model="; ".join(models) or None)
     if not text:
         raise NeoweaveError(f"{', '.join(map(str, runs))} measured nothing a seed paper reports",
                             hint="run `neoweave eval ... --answer --judge all`")

@@ -17,7 +17,7 @@ _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_prec
             "exact_match", "f1", "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity",
             "insufficient", "cites", "citation_supported", "citation_precision", "citation_recall",
             "faithfulness", "answer_relevance", "context_recall", "context_precision",
-            "answer_correctness")
+            "answer_correctness", "context_precision_without_reference", "context_relevancy", "context_bertscore_f1")
 _COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "cost_usd", "p50_ms", "p95_ms")
 
 
@@ -107,7 +107,7 @@ def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]],
     analysis = answer_analysis(evaluation.records)
     if analysis:
         parts += ["", "## Answer analysis (LARAG's measures)", "", analysis_table(analysis)]
-    papers = paper_tables_markdown(rows, evaluation.records)
+    papers = paper_tables_markdown(rows, evaluation.records, bertscore_model=evaluation.bertscore_model)
     if papers:
         parts += ["", papers]
     if plot is not None:
@@ -143,21 +143,23 @@ def _uneven_context(overall: list[dict[str, Any]]) -> str:
 
 
 def analysis_table(analysis: list[dict[str, Any]]) -> str:
-    """Correlations of F1 with lengths, tokens and time, and F1 by reference-length bin."""
-    lines = ["| strategy | k | questions | F1 ~ reference length (r / rho) | F1 ~ prediction length | "
-             "F1 ~ context tokens | F1 ~ time | F1 by reference length bin |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    """LARAG's correlations of F1 (BERTScore F1 when measured, else token F1: the `F1` column) with lengths,
+    tokens and time, and F1 by reference-length bin."""
+    lines = ["| strategy | k | questions | F1 | F1 ~ reference length (r / rho) | F1 ~ prediction length | "
+             "F1 ~ total tokens (prompt + output) | F1 ~ context tokens | F1 ~ time | F1 by reference length bin |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 
     def pair(row: dict[str, Any], key: str) -> str:
-        return " / ".join("n/a" if row[f"{kind}_{key}"] is None else f"{row[f'{kind}_{key}']:.2f}"
+        return " / ".join("n/a" if row.get(f"{kind}_{key}") is None else f"{row[f'{kind}_{key}']:.2f}"
                           for kind in ("pearson", "spearman"))
 
     for row in analysis:
         bins = ", ".join(f"{b['low']:.0f}-{b['high']:.0f} words: {b['mean']:.2f} (n={b['n']})"
                          for b in row["f1_by_reference_length"])
-        lines.append(f"| {row['strategy']} | {row['k']} | {row['questions']} | {pair(row, 'reference_length')} | "
-                     f"{pair(row, 'prediction_length')} | {pair(row, 'context_tokens')} | {pair(row, 'ms')} | "
-                     f"{bins} |")
+        measure = {"bertscore": "BERTScore F1", "f1": "token F1"}.get(row.get("measure", "f1"), "token F1")
+        lines.append(f"| {row['strategy']} | {row['k']} | {row['questions']} | {measure} | "
+                     f"{pair(row, 'reference_length')} | {pair(row, 'prediction_length')} | "
+                     f"{pair(row, 'total_tokens')} | {pair(row, 'context_tokens')} | {pair(row, 'ms')} | {bins} |")
     return "\n".join(lines)
 
 

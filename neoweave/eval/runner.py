@@ -20,7 +20,9 @@ from tqdm import tqdm
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval import measures, metrics
+from neoweave.eval.ground_truth import ground_truth_contexts, score_contexts
 from neoweave.eval.judge import MEASURES, Judge
+from neoweave.eval.paper_measures import khl_scores
 from neoweave.eval.resources import ResourceMonitor, ResourceUsage
 from neoweave.eval.similarity import BertScoreModel, answer_similarity, bert_scores_prf, rouge_l
 from neoweave.protocols import LLMClient, TextEmbedder
@@ -40,6 +42,8 @@ class Question:
     aliases: list[str]
     evidence: list[str]
     type: str = "all"
+    evidence_text: list[str] = field(default_factory=list)
+    """The ground-truth context when the QA file gives it (MultiHop-RAG's facts), for the retrieval BERTScore."""
 
 
 def load_qa(path: str | Path) -> list[Question]:
@@ -54,7 +58,7 @@ def load_qa(path: str | Path) -> list[Question]:
             row = json.loads(line)
             questions.append(Question(str(row["id"]), row["question"], row.get("answer", ""),
                                       list(row.get("aliases") or []), list(row["evidence"]),
-                                      row.get("type") or "all"))
+                                      row.get("type") or "all", [str(t) for t in row.get("evidence_text") or []]))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise NeoweaveError(f"{path}:{number}: not a QA record ({exc})",
                                 hint='expected {"id", "question", "answer", "evidence": [...]}') from exc
@@ -82,6 +86,9 @@ class RunConfig:
     """Equal-budget measures: besides the first N chunks for N in `ks`, the chunks that fit these many tokens."""
     cite: bool = True
     """Answer prompts ask for the numbers of the passages used; the citations are scored against the evidence."""
+    context_bertscore: bool = False
+    """The thesis's retrieval BERTScore: each retrieved context against the ground-truth context
+    (`neoweave.eval.ground_truth`), with the `bertscore` model."""
 
     def prompt_for(self, strategy: str) -> str:
         return self.prompts.get(strategy, self.prompt)
@@ -170,7 +177,12 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
         _score_answers(records, {q.id: q for q in questions}, config.bertscore)
         for record in records:
             record["answer_similarity"] = answer_similarity(embedder, record["answer"], record["gold"])
-    evaluation = EvalRun(records, resources, config.bertscore.describe() if config.answer and config.bertscore
+            record.update(khl_scores(record["answer"], record["gold"], record["question"],
+                                     record["answer_similarity"]))
+    if config.context_bertscore:
+        score_contexts(records, ground_truth_contexts(store.run, questions), config.bertscore or BertScoreModel())
+    bertscored = (config.answer and config.bertscore) or config.context_bertscore
+    evaluation = EvalRun(records, resources, (config.bertscore or BertScoreModel()).describe() if bertscored
                          else None)
     if config.judge:
         _judge_answers(evaluation, config, judge, progress)
@@ -236,13 +248,13 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
     contexts = _context_texts(result)
-    if config.answer and config.judge:  # the context the judge checks claims against (dropped once judged)
+    if (config.answer and config.judge) or config.context_bertscore:  # what the judge or BERTScore reads (dropped)
         record["_contexts"] = contexts
     found = metrics.answer_in_context(contexts, [question.answer, *question.aliases])
     if found is not None:
         record["answer_in_context"] = found
     if strategy.returns_passages:  # global search's key points are no passages: no evidence metrics, not zeros
-        record.update(measures.retrieval_scores(keys, question.evidence))
+        record.update(measures.retrieval_scores(keys, question.evidence, k))
         if config.answer and config.cite:
             cited = [keys[c.number - 1] for c in answered.citations if c.known]
             record.update(measures.citation_scores(cited, len(answered.unknown_citations), question.evidence),
@@ -274,6 +286,8 @@ _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_
                 "chunks", "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy",
                 "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", "cites",
                 "citation_supported", "citation_precision", "citation_recall", *MEASURES,
+                "khl_c_rec", "khl_a_corr", "khl_a_rel", "context_bertscore_p", "context_bertscore_r",
+                "context_bertscore_f1",
                 "judge_tokens", "cost_usd")
 
 
