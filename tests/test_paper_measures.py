@@ -154,3 +154,39 @@ def test_bertscore_model_option_names_a_bad_directory(tmp_path):
     assert "layer 17, no baseline rescaling" in model.describe()
     with pytest.raises(NeoweaveError, match="--bertscore-layer"):
         _bertscore_model(None, 0)
+
+
+def test_rescore_an_earlier_run_with_the_papers_formulas(tmp_path, capsys, monkeypatch):
+    import sys
+
+    from neoweave.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [{"strategy": "naive", "k": 5, "question_id": "q1", "type": "bridge", "question": "Where is the Eiffel "
+                "Tower?", "answer": "The Eiffel Tower, in Paris.", "gold": "Paris, France", "answer_similarity": 0.8,
+                "khl_c_rec": 0.9, "doc_precision": 1.0,
+                "retrieved": [{"evidence": "Paris"}, {"evidence": "Lyon"}]},  # asked for 5, two came back
+               {"strategy": "naive", "k": 5, "question_id": "q2", "type": "comparison", "question": "?",
+                "answer": "x", "gold": "x", "answer_similarity": 1.0, "doc_precision": 0.0, "retrieved": []}]
+    rows = [{"strategy": "naive", "k": 5, "type": kind, "questions": 1, "khl_c_rec": 0.9, "wall_s": 3.0}
+            for kind in ("all", "bridge")]
+    (run / "records.json").write_text(json.dumps(records))
+    (run / "summary.json").write_text(json.dumps({"title": "old", "rows": rows, "bertscore_model": None}))
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("\n".join(json.dumps({"id": qid, "question": "?", "answer": "", "evidence": ["Paris"]})
+                            for qid in ("q1", "q2")) + "\n")
+    monkeypatch.setattr(sys, "argv", ["neoweave", "eval", "rescore", str(run), "--qa", str(qa)])
+    try:
+        main()
+    except SystemExit as exc:
+        assert not exc.code, capsys.readouterr().err
+    assert "2 record(s)" in capsys.readouterr().out
+    first, second = json.loads((run / "records.json").read_text())
+    assert first["khl_c_rec"] == 0.5 and first["khl_a_rel"] == pytest.approx(3 / 5)  # as in the hand example
+    assert first["doc_precision"] == pytest.approx(1 / 5)  # one gold chunk, divided by k = 5
+    summary = json.loads((run / "summary.json").read_text())
+    by_type = {row["type"]: row for row in summary["rows"]}
+    assert by_type["all"]["khl_c_rec"] == pytest.approx((0.5 + 1.0) / 2) and by_type["bridge"]["khl_c_rec"] == 0.5
+    assert by_type["all"]["wall_s"] == 3.0 and summary["title"] == "old"  # the rest is kept
+    assert not list(run.glob("*.tmp"))

@@ -190,6 +190,23 @@ def tables(
     console.print(text, highlight=False, soft_wrap=True)
 
 
+@eval_app.command("rescore")
+def rescore(
+    runs: Annotated[list[Path], typer.Argument(help="report directories (records.json, summary.json) to rescore")],
+    qa: Annotated[Path | None, typer.Option("--qa", help="the runs' QA set: also recompute Orion's precision@k "
+                                            "from the retrieved evidence keys")] = None,
+) -> None:
+    """Recompute the measures that need no model or judge (KHL-RAG's C-Rec, A-Corr, A-Rel; with --qa Orion's
+    precision@k) in earlier runs, from their records; `neoweave eval tables RUN...` then shows them."""
+    from neoweave.eval.rescore import rescore_run
+    from neoweave.eval.runner import load_qa
+
+    evidence = {q.id: q.evidence for q in load_qa(qa)} if qa is not None else None
+    for run in runs:
+        changed = rescore_run(run, evidence)
+        console.print(f"{run}: {changed} record(s) rescored", highlight=False)
+
+
 @eval_app.command("pairwise")
 def pairwise(
     run: Annotated[Path, typer.Argument(help="report directory of a run with answers (neoweave eval --answer)")],

@@ -48,6 +48,7 @@ def khl_answer_correctness(similarity: float, prediction: str, reference: str, a
     cosine of the two answers' embeddings (`neoweave.eval.similarity.answer_similarity`)."""
     if not 0 <= alpha <= 1:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    similarity = min(1.0, similarity)  # a cosine; float rounding of unit vectors can pass 1 by 1e-7
     return alpha * similarity + (1 - alpha) * khl_token_f1(prediction, reference)
 
 

@@ -88,4 +88,4 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
 def answer_similarity(embedder, answer: str, reference: str) -> float:
     """Cosine of the answer's and the reference's embeddings (RAGAS answer similarity, KHL-RAG's A-Sim)."""
     first, second = embedder.embed([answer or " ", reference or " "])
-    return max(0.0, sum(x * y for x, y in zip(first, second, strict=True)))
+    return min(1.0, max(0.0, sum(x * y for x, y in zip(first, second, strict=True))))  # unit vectors: rounding
