@@ -111,7 +111,7 @@ def test_thesis_retrieval_bertscore_against_the_ground_truth_context(falkordb_st
 
 
 def test_multihop_rag_keeps_the_facts_as_evidence_text(tmp_path):
-    from neoweave.eval.multihop_rag import convert_multihop_rag
+    from neoweave.eval.datasets.multihop_rag import convert_multihop_rag
     from neoweave.eval.runner import load_qa
 
     corpus, questions = tmp_path / "corpus.json", tmp_path / "MultiHopRAG.json"
@@ -183,6 +183,7 @@ def test_rescore_an_earlier_run_with_the_papers_formulas(tmp_path, capsys, monke
         assert not exc.code, capsys.readouterr().err
     assert "2 record(s)" in capsys.readouterr().out
     first, second = json.loads((run / "records.json").read_text())
+    assert second["khl_c_rec"] == 1.0 and second["doc_precision"] == 0.0  # "x" for "x"; nothing retrieved
     assert first["khl_c_rec"] == 0.5 and first["khl_a_rel"] == pytest.approx(3 / 5)  # as in the hand example
     assert first["doc_precision"] == pytest.approx(1 / 5)  # one gold chunk, divided by k = 5
     summary = json.loads((run / "summary.json").read_text())

@@ -12,6 +12,7 @@ import typer
 from neoweave.cli import (  # noqa: F401 - registers the command groups
     common,
     communities,
+    datasets,
     enrich,
     entities,
     evaluation,

@@ -1,4 +1,4 @@
-"""`neoweave eval` and `neoweave datasets`: compare strategies on QA sets."""
+"""`neoweave eval`: compare strategies on QA sets (the datasets they run on: `neoweave.cli.datasets`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from neoweave.cli.common import app, console, group, settings
+from neoweave.cli.common import app, console, settings
 from neoweave.errors import NeoweaveError
 
-datasets_app = group("datasets", "Build evaluation datasets.")
 eval_app = typer.Typer(invoke_without_command=True, help="Compare strategies on a QA set (`neoweave eval --qa ...`), "
                        "or two runs (`neoweave eval compare RUN_A RUN_B`), or the seed papers' tables over "
                        "several runs (`neoweave eval tables RUN...`).")
@@ -319,36 +318,3 @@ def _parse_prompts(value: str, strategies: list[str]) -> tuple[str, dict[str, st
         get_prompt(template.strip())
         per_strategy[name.strip()] = template.strip()
     return "short_answer", per_strategy
-
-
-@datasets_app.command("sphinx-faq")
-def sphinx_faq(
-    html_dir: Annotated[Path, typer.Argument(help="root of a Sphinx HTML build (with a faq/ folder)")],
-    out: Annotated[Path, typer.Option("--out", help="output directory (qa.jsonl, corpus/)")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the docs are published at")] = None,
-) -> None:
-    """QA set from the FAQ pages (gold evidence = the sections answers link to); corpus without the FAQ."""
-    from neoweave.eval.sphinx_faq import build_sphinx_faq
-
-    result = build_sphinx_faq(html_dir, out, base_url=base_url)
-    console.print(f"{result.questions} questions ({result.without_evidence} without links) -> {result.qa_path}; "
-                  f"corpus without the FAQ -> {result.corpus_dir}", highlight=False)
-    console.print((out / "README.md").read_text(), highlight=False)
-
-
-
-
-@datasets_app.command("multihop-rag")
-def multihop_rag(
-    corpus: Annotated[Path, typer.Argument(help="MultiHop-RAG's corpus.json")],
-    questions: Annotated[Path, typer.Argument(help="MultiHop-RAG's MultiHopRAG.json")],
-    out: Annotated[Path, typer.Option("--out", help="output directory (qa.jsonl, corpus.jsonl)")],
-) -> None:
-    """MultiHop-RAG as downloaded -> qa.jsonl (evidence = article titles, type = question type) + corpus.jsonl."""
-    from neoweave.eval.multihop_rag import convert_multihop_rag
-
-    result = convert_multihop_rag(corpus, questions, out)
-    types = ", ".join(f"{name} {count}" for name, count in sorted(result.by_type.items()))
-    console.print(f"{result.questions} questions ({types}) -> {result.qa_path}; {result.documents} articles -> "
-                  f"{result.corpus_path}\n  neoweave eval --corpus {result.corpus_path} --qa {result.qa_path} "
-                  "--answer --prompt short_answer", highlight=False)
