@@ -3,6 +3,7 @@ only: the strategies are shown with the real local model in benchmarks/iterative
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -112,6 +113,51 @@ def test_recursive_stops_when_a_round_finds_nothing_new_or_the_rounds_run_out(op
     failing = strategy("recursive", opera, embedder, ScriptedResearcher(fail=True), k=2).retrieve(QUESTION)
     assert failing.parameters["stopped"] == "no follow-up" and failing.cost.llm_failures == 1
     assert failing.sub_questions[0].details["error"] == "invalid JSON" and failing.items
+
+
+class ScriptedSubQuestions:
+    """The thesis's sub-question writer: lines of questions keyed on what the context already holds."""
+
+    model = "scripted"
+    concurrency = 1
+
+    def __init__(self, replies=None) -> None:
+        self.replies = replies
+        self.prompts: list[list[dict]] = []
+
+    def chat(self, messages, **kwargs):
+        self.prompts.append(messages)
+        context = messages[-1]["content"]
+        if self.replies is not None:
+            text = self.replies.pop(0)
+        elif "born in Tartu" in context:
+            text = "1. Which country is Tartu in?\n2. What is Tartu known for?"
+        else:
+            text = "- Where was Aurelio Brandt born?\n- Who was Aurelio Brandt?\n"
+        return ChatResult(text, _call(kwargs))
+
+
+def test_recursive_as_the_thesis_appends_sub_questions_to_the_query(opera, embedder):
+    llm = ScriptedSubQuestions()
+    paper = strategy("recursive", opera, embedder, llm, profile="paper", k=3)
+    assert (paper.method, paper.rounds, paper.final_k) == ("appended", 5, 0)
+    result = paper.retrieve(QUESTION)
+    queries = [step.question for step in result.sub_questions]
+    # round 1 found the opera and its composer's page ("born in Tartu"): the model asks about Tartu
+    assert queries[0] == QUESTION and queries[1] == QUESTION + "\nWhich country is Tartu in?\nWhat is Tartu known for?"
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(queries))  # one growing query
+    titles = [item.section_title for item in result.items]
+    assert {"The Silver Lantern", "Aurelio Brandt", "Tartu"} <= set(titles)  # the last hop, found by the query
+    assert result.parameters["stopped"] == "nothing new" and len(queries) == 3  # round 3 brought nothing new
+    assert len(titles) == len(set(titles)) == sum(s.details["new_chunks"] for s in result.sub_questions)  # all kept
+    system, user = llm.prompts[0]
+    assert "generate 2-3 specific sub-questions" in system["content"] and user["content"].startswith(
+        f"Initial Query:{QUESTION}\n\nCurrent Context: ")
+    assert result.cost.llm_calls == len(llm.prompts) == 2
+    assert not any(step.answer for step in result.sub_questions)  # no sub-question is answered on its own
+    silent = strategy("recursive", opera, embedder, ScriptedSubQuestions(["", ""]), profile="paper", k=2)
+    quiet = silent.retrieve(QUESTION)
+    assert quiet.parameters["stopped"] == "no sub-question" and len(quiet.sub_questions) == 1
 
 
 def test_recursive_and_pank_check_their_parameters(opera, embedder):
@@ -243,6 +289,23 @@ def test_pank_reranks_dependent_steps_by_relevance_and_the_resolved_answers(oper
     assert dependent.chunk_ids[0] == next(i.chunk_id for i in result.items if i.doc_id == "brandt")
     abstract = strategy("pank", opera, embedder, ScriptedPlanner({**PANK_PLAN, "type": "abstract"}), k=3)
     assert abstract.retrieve(QUESTION).parameters["weights"] == [0.75, 0.25]
+
+
+def test_pank_as_published_keeps_independent_retrievals_and_scores_by_the_retriever(opera, embedder):
+    paper = strategy("pank", opera, embedder, ScriptedPlanner(PANK_PLAN), profile="paper", local_strategy="naive",
+                     k=3, candidates=6)
+    assert (paper.intrinsic, paper.rerank_independent, paper.global_strategy) == ("retriever", False,
+                                                                                  "community_global")
+    result = paper.retrieve(QUESTION)
+    naive = strategy("naive", opera, embedder, k=6)
+    independent = next(s for s in result.sub_questions if s.id == "1")
+    assert independent.chunk_ids == [i.chunk_id for i in naive.retrieve(independent.asked).items][:3]  # as came
+    assert all("rerank" not in item.details for item in result.items if item.details["sub_question"] == "1")
+    dependent = [item for item in result.items if item.details["sub_question"] == "3"]
+    for item in dependent:  # R_i is naive's own score (its cosine), not recomputed
+        rerank = item.details["rerank"]
+        assert rerank["relevance"] == pytest.approx(rerank["retriever_score"])
+        assert rerank["score"] == pytest.approx(0.6 * rerank["relevance"] + 0.4 * rerank["dependency"])
 
 
 def test_pank_survives_a_cyclic_plan_and_a_failed_plan(opera, embedder):

@@ -31,7 +31,7 @@ def test_registry_and_parameter_errors(graph, embedder):
 
 def test_naive_returns_top_k_with_trace_and_cost(graph, embedder):
     result = strategy("naive", graph, embedder, k=2).retrieve(EVENT_LOOP_Q)
-    assert len(result.items) == 2 and result.parameters == {"k": 2}
+    assert len(result.items) == 2 and result.parameters == {"profile": "neoweave", "k": 2}
     assert _anchor(result.items[0].section_id) == "event-loop"
     assert result.items[0].score >= result.items[1].score
     assert all(item.origin == "seed" for item in result.items)
@@ -134,3 +134,42 @@ def test_top_k_returns_k_chunks_on_a_larger_graph(falkordb_store, embedder, tmp_
         assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
     hits = falkordb_store.vector_search("chunk_embedding", embedder.embed_query("parse command line arguments"), 4)
     assert len(hits) == 4
+
+
+def test_larag_as_published_expands_from_the_seed_chunks_own_links(falkordb_store, embedder, site):
+    options = IngestOptions(sources=SourceOptions(), chunk_size=80, chunk_overlap=0, progress=False)
+    Ingestor(falkordb_store, embedder, options).ingest(site)
+    starts = falkordb_store.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) RETURN l.text AS text, l.start AS start")
+    assert starts and all(isinstance(row["start"], int) for row in starts)  # the link's offset in its section
+    first = "The event loop runs coroutines and callbacks"  # the section's first chunk: no link in it
+    seed = strategy("naive", falkordb_store, embedder, k=1).retrieve(first).items[0]
+    assert _anchor(seed.section_id) == "event-loop" and "garbage collection" not in seed.text
+    section_wide = strategy("larag", falkordb_store, embedder, k=1).retrieve(first)
+    assert [_anchor(i.section_id) for i in section_wide.items] == ["event-loop", "garbage-collection"]
+    paper = strategy("larag", falkordb_store, embedder, k=1, profile="paper")
+    assert (paper.expand_from, paper.rank_links, paper.links) == ("chunk", "order", "authored")
+    alone = paper.retrieve(first)
+    assert [i.origin for i in alone.items] == ["seed"]  # the link is in another chunk of the section
+    assert "larag_expand_chunks" in alone.trace.statements
+    holder = "remember that garbage collection still reclaims finished tasks"
+    linked = paper.retrieve(holder)
+    assert "garbage collection" in linked.items[0].text
+    assert [i.origin for i in linked.items] == ["seed", "link"] and \
+        _anchor(linked.items[1].section_id) == "garbage-collection"
+    assert linked.items[1].details["from_chunk"] == linked.items[0].chunk_id
+    # a graph stored before links had offsets: the chunk whose text holds the link text has the link
+    falkordb_store.query("MATCH (:Section)-[l:LINKS_TO]->(:Section) SET l.start = NULL", write=True)
+    assert [i.chunk_id for i in paper.retrieve(holder).items] == [i.chunk_id for i in linked.items]
+    assert [i.origin for i in paper.retrieve(first).items] == ["seed"]
+
+
+def test_profiles_set_the_papers_values_and_given_parameters_win(graph, embedder):
+    naive = strategy("naive", graph, embedder, profile="paper")
+    assert naive.k == 10 and strategy("naive", graph, embedder, profile="paper", k=3).k == 3  # given beats profile
+    assert naive.with_overrides(profile="neoweave").k == 5  # back to the defaults
+    with pytest.raises(NeoweaveError, match="profile must be one of neoweave, paper"):
+        strategy("naive", graph, embedder, profile="published")
+    with pytest.raises(NeoweaveError, match="'ppr' is neoweave's own"):
+        strategy("ppr", graph, embedder, profile="paper")
+    with pytest.raises(NeoweaveError, match="expand_from=chunk by their order"):
+        strategy("larag", graph, embedder, expand_from="chunk").retrieve(EVENT_LOOP_Q)

@@ -224,6 +224,9 @@ def test_khl_adds_rst_neighbours_above_tau_only(khl_graph, embedder):
     assert not [i for i in open_.retrieve(question, tau=10.0).items if i.origin == "rst"]
     assert len(open_.retrieve(question, neighbours_per_seed=1).items) == 2  # the seed and its strongest neighbour
     assert result.parameters["rst_neighbours"] == len(neighbours)
+    # the paper adds every neighbour above tau, however many: as many as an uncapped count brings
+    every = open_.retrieve(question, neighbours_per_seed=1, all_neighbours=True)
+    assert len(neighbours) > 1 and [i.chunk_id for i in every.items] == [i.chunk_id for i in result.items]
 
 
 def test_khl_mixes_kg_and_paragraph_passages_by_question_type(khl_graph, embedder):

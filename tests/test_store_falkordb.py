@@ -168,7 +168,7 @@ EXAMPLES = {
     "section_links": {"doc_ids": ["d1"]},
     "document_anchor_maps": {"urls": ["u1"]},
     "create_links": {"rows": [{"source_id": "d1#a", "target_id": "d1#a", "order": 0, "url": "u1#a", "anchor": "a",
-                               "text": "t", "context": "c"}]},
+                               "text": "t", "context": "c", "start": 0}]},
     "set_unresolved_links": {"rows": [{"section_id": "d1#a", "unresolved_links_json": None}]},
     "finish_link_resolution": {"rows": [{"doc_id": "d1", "resolved": 1, "unresolved": 0}]},
     "mark_unresolved_documents_pending": {},
@@ -180,6 +180,8 @@ EXAMPLES = {
     "delete_document_sections": {"doc_ids": ["d1"]},
     "delete_document_nodes": {"doc_ids": ["d1"]},
     "document_titles": {"ids": ["d1"]},
+    "larag_expand_chunks": {"chunk_ids": ["c1"], "n_links": 1, "top_m": 1, "exclude_chunk_ids": [],
+                            "methods": ["authored"]},
     "evidence_texts": {"titles": ["D"], "urls": ["u1#a"]},
     # retrieval statements (behaviour tested in test_query.py)
     "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},

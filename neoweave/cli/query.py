@@ -174,3 +174,7 @@ def strategies(
         for parameter in entry["parameters"]:
             console.print(f"    -P {parameter['name']}={parameter['default']!s:<10} {parameter['doc']}",
                           highlight=False, soft_wrap=True)
+        if entry["paper"]:
+            values = " ".join(f"{key}={value}" for key, value in entry["paper"]["values"].items())
+            console.print(f"    -P profile=paper sets: {values} ({entry['paper']['source']})", highlight=False,
+                          soft_wrap=True)

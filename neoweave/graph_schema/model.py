@@ -200,7 +200,7 @@ SCHEMA = GraphSchema(
         RelType("HAS_CHUNK", "Section", "Chunk"),
         RelType("NEXT_CHUNK", "Chunk", "Chunk"),
         RelType("LINKS_TO", "Section", "Section",
-                properties=("url", "anchor", "context", "context_embedding", "text", "order", "method",
+                properties=("url", "anchor", "context", "context_embedding", "text", "order", "start", "method",
                             "entity_id", "chunk_id"),
                 doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
         RelType("MENTIONS", "Chunk", "Entity",

@@ -56,8 +56,8 @@ def _document_props(doc: Document) -> dict[str, Any]:
 def _section_rows(doc: Document) -> list[dict[str, Any]]:
     rows = []
     for section in doc.sections:
-        links = [{"u": link.target_url, "a": link.anchor, "t": link.text, "c": link.context, "o": order}
-                 for order, link in enumerate(section.links) if link.internal]
+        links = [{"u": link.target_url, "a": link.anchor, "t": link.text, "c": link.context, "o": order,
+                  "s": link.start} for order, link in enumerate(section.links) if link.internal]
         props = {"id": section.id, "doc_id": doc.id, "anchor": section.anchor, "title": section.title,
                  "url": section.url, "order": section.order, "level": section.level, "start": section.start,
                  "end": section.end}
@@ -166,7 +166,8 @@ class GraphWriter:
                     continue
                 link_rows.append({"source_id": row["section_id"], "target_id": target, "order": link["o"],
                                   "url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
-                                  "anchor": link["a"], "text": link["t"], "context": link["c"]})
+                                  "anchor": link["a"], "text": link["t"], "context": link["c"],
+                                  "start": link.get("s")})  # None for sections stored before offsets were
                 per_doc[row["doc_id"]][0] += 1
             per_doc[row["doc_id"]][1] += len(unresolved)
             if unresolved or links:

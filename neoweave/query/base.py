@@ -226,6 +226,8 @@ class RetrievalResult:
 
 
 _NOT_PARAMETERS = ("store", "embedder", "llm")
+PROFILES = ("neoweave", "paper")
+"""`profile` values: neoweave's defaults, or the seed paper's method as published."""
 
 
 @dataclass
@@ -244,10 +246,18 @@ class Strategy:
     returns_passages: ClassVar[bool] = True
     """False for a strategy whose context is not passages (global search's key points): evaluations leave its
     evidence metrics out instead of scoring it zero."""
+    paper: ClassVar[dict[str, Any] | None] = None
+    """The seed paper's method as parameter values (`profile="paper"`); None for neoweave's own strategies."""
+    paper_source: ClassVar[str] = ""
+    """Where the paper states that method (document and lines in `../shared/seeds/`)."""
     store: GraphStore = field(repr=False)
     embedder: TextEmbedder = field(repr=False)
     llm: LLMClient | None = field(default=None, repr=False)
     """The LLM gateway, for strategies that need one to retrieve."""
+    profile: str = "neoweave"
+    """neoweave: the defaults below, measured on both dev sets; paper: the seed paper's method as published
+    (`paper` values override the defaults; parameters given beside `profile` override both; docs/strategies
+    tells, per strategy, what differs and why)."""
 
     @classmethod
     def wants_llm(cls, overrides: dict[str, Any] | None = None) -> bool:
@@ -269,7 +279,26 @@ class Strategy:
         if unknown:
             raise NeoweaveError(f"strategy '{self.name}' has no parameter {sorted(unknown)}; "
                                 f"its parameters: {sorted(known)}")
+        if "profile" in overrides:  # the profile's values first, then whatever else was given
+            overrides = {**self.profile_values(str(overrides["profile"])), **overrides}
         return dataclasses.replace(self, **overrides)  # type: ignore[type-var]
+
+    @classmethod
+    def profile_values(cls, profile: str) -> dict[str, Any]:
+        """The parameter values a profile sets: the paper's method, or neoweave's defaults of those parameters."""
+        if profile not in PROFILES:
+            raise NeoweaveError(f"strategy '{cls.name}': profile must be one of {', '.join(PROFILES)}, "
+                                f"got {profile!r}")
+        if cls.paper is None:
+            if profile == "paper":
+                raise NeoweaveError(f"strategy '{cls.name}' is neoweave's own: it has no published method to "
+                                    "reproduce", hint="profile=paper exists for " + ", ".join(
+                                        name for name in STRATEGIES.names() if STRATEGIES.get(name).paper))
+            return {}
+        if profile == "paper":
+            return dict(cls.paper)
+        defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.name in cls.paper}
+        return {name: value for name, value in defaults.items() if value is not dataclasses.MISSING}
 
     def retrieve(self, question: str, **overrides: Any) -> RetrievalResult:
         strategy = self.with_overrides(**overrides) if overrides else self

@@ -29,7 +29,8 @@ def about(cls: type) -> str:
 def strategy_entry(name: str) -> dict[str, Any]:
     cls = STRATEGIES.get(name)
     return {"name": name, "about": about(cls), "needs_llm": cls.needs_llm, "requires": list(cls.requires),
-            "parameters": describe_parameters(cls, skip=NOT_PARAMETERS)}
+            "parameters": describe_parameters(cls, skip=NOT_PARAMETERS),
+            "paper": {"values": dict(cls.paper), "source": cls.paper_source} if cls.paper else None}
 
 
 def strategy_catalog() -> list[dict[str, Any]]:

@@ -39,6 +39,11 @@ class KhlRAG(Strategy):
     name = "khl"
     requires = ("rst",)
     needs_llm: ClassVar[bool] = True
+    paper: ClassVar[dict[str, Any] | None] = {
+        "k": 10, "top_k": 5, "tau": 5.0, "entities": 60, "mode": "full", "analysis": "llm", "question_type": "auto",
+        "kg_share_knowledge": 7, "kg_share_reading": 5, "kg_share_reasoning": 3, "all_neighbours": True,
+        "kg_entities": "vector"}
+    paper_source: ClassVar[str] = "KHL-RAG, 003 l. 93-111 (retrieval), 470-476 (k = 60, tau = 5, (l, k) mixes)"
 
     k: int = 10
     """Passages in the context, KG and paragraph graph together."""
@@ -63,6 +68,10 @@ class KhlRAG(Strategy):
     neighbours_per_seed: int = 1
     """RST neighbours each kept paragraph seed brings along, strongest edge first (added beyond k, as LARAG adds
     linked chunks; 0 keeps the context at k, neighbours then only compete with seeds by score)."""
+    all_neighbours: bool = False
+    """Every first-order RST neighbour above `tau` of each kept seed is added, as the paper does (003 eq. 8, l.
+    474: "any first order neighbor ... whose confidence score exceeds 5 is incorporated"), instead of
+    `neighbours_per_seed`: the context grows with the seeds' degree."""
     kg_entities: str = "linked"
     """How the entities are chosen: linked (names in the question first, as the kg strategy links them, then the
     nearest entity vectors up to `entities`) or vector (the nearest entity vectors only)."""
@@ -113,8 +122,8 @@ class KhlRAG(Strategy):
         wanted_kg = self.kg_count(kind)
         taken_kg = kg[:wanted_kg]
         kept_kg = {t.chunk_id for t in taken_kg}
-        ranked = [i for i in paragraphs if i.chunk_id not in kept_kg and (not self.neighbours_per_seed
-                                                                          or i.origin != "rst")]
+        ranked = [i for i in paragraphs if i.chunk_id not in kept_kg and (
+            not (self.neighbours_per_seed or self.all_neighbours) or i.origin != "rst")]
         taken_paragraphs = ranked[:self.k - len(taken_kg)]
         if len(taken_kg) + len(taken_paragraphs) < self.k:  # a short side leaves its places to the other
             chosen = {i.chunk_id for i in [*taken_kg, *taken_paragraphs]}
@@ -145,13 +154,15 @@ class KhlRAG(Strategy):
 
     def _neighbours_of(self, seeds: list[ContextItem], paragraphs: list[ContextItem], taken: set[str]
                        ) -> list[ContextItem]:
-        """Up to `neighbours_per_seed` RST neighbours of each kept seed, strongest edge first, after the seeds."""
+        """Up to `neighbours_per_seed` RST neighbours of each kept seed (all of them with `all_neighbours`),
+        strongest edge first, after the seeds."""
         taken = taken | {i.chunk_id for i in seeds}
         added: list[ContextItem] = []
         for seed in seeds:
             linked = [i for i in paragraphs if i.origin == "rst" and seed.chunk_id in i.details["seeds"]
                       and i.chunk_id not in taken]
-            for item in sorted(linked, key=lambda i: -i.details["seeds"][seed.chunk_id])[:self.neighbours_per_seed]:
+            cap = None if self.all_neighbours else self.neighbours_per_seed
+            for item in sorted(linked, key=lambda i: -i.details["seeds"][seed.chunk_id])[:cap]:
                 item.details["seed"] = seed.chunk_id
                 item.details["weight"] = item.details["seeds"][seed.chunk_id]
                 taken.add(item.chunk_id)

@@ -11,12 +11,18 @@ the edge; retrieval only reads them, and stops with an error naming the step if 
 
 Each hop is one Cypher statement over the whole frontier (`larag_expand`), so the graph work is `depth`
 set-oriented queries, not one query per link.
+
+`profile="paper"` runs the method as published (000 l. 221-232): the expansion starts from each seed chunk's own
+links (`expand_from="chunk"`, `larag_expand_chunks`), authored links only, the first `n_links` in reading order
+(`rank_links="order"`: the question plays no part after the seeds), one visited set of chunks. Hops are taken
+breadth-first over the whole frontier where the paper walks depth-first; with the shared visited set and its
+depth 1 the two give the same context.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
@@ -31,6 +37,9 @@ LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["infe
 class LARAG(Strategy):
     name = "larag"
     reads_link_contexts: ClassVar[bool] = True
+    paper: ClassVar[dict[str, Any] | None] = {"k": 5, "n_links": 1, "depth": 1, "top_m": 1, "links": "authored",
+                                              "entity_seeds": 0, "expand_from": "chunk", "rank_links": "order"}
+    paper_source: ClassVar[str] = "LARAG, 000 l. 221-232 (expansion), 318-344 (k = 5, (1, 1, 1))"
 
     k: int = 5
     """Seed chunks from vector search."""
@@ -48,22 +57,40 @@ class LARAG(Strategy):
     entity_seeds: int = 0
     """Home sections of entities named in the question added as seeds (their chunk closest to the question).
     Off by default (not in the paper); 2 measured best on HotpotQA. Needs `neoweave enrich kg`."""
+    expand_from: str = "section"
+    """section: each seed's whole section follows its links (a chunk's neighbours in the section often hold the
+    link that answers); chunk: only the links inside the seed chunk itself, as the paper does."""
+    rank_links: str = "question"
+    """Which `n_links` links a section or chunk follows: question (the links whose context is closest to the
+    question) or order (the first ones in reading order, as the paper does; `expand_from="chunk"` only)."""
 
     def validate(self) -> None:
         self._at_least(1, "k")
         self._at_least(0, "n_links", "depth", "top_m", "entity_seeds")
         if self.links not in LINK_KINDS:
             raise NeoweaveError(f"larag: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
+        if self.expand_from not in ("section", "chunk"):
+            raise NeoweaveError(f"larag: expand_from must be section or chunk, got {self.expand_from!r}")
+        if self.rank_links not in ("question", "order"):
+            raise NeoweaveError(f"larag: rank_links must be question or order, got {self.rank_links!r}")
+        if (self.expand_from, self.rank_links) != ("section", "question") and \
+                (self.expand_from, self.rank_links) != ("chunk", "order"):
+            raise NeoweaveError("larag: expand_from=section ranks links by the question, expand_from=chunk by "
+                                f"their order (the paper); got {self.expand_from} with {self.rank_links}",
+                                hint="-P larag.profile=paper sets both")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         query_embedding, items = self._seed(question, self.k, trace, cost)
         visited_chunks = {item.chunk_id for item in items}
         if self.entity_seeds:
             items += self._entity_seeds(question, query_embedding, visited_chunks, trace, cost)
-        expanded_sections: set[str] = set()
-        frontier = list(dict.fromkeys(item.section_id for item in items))
         if self.n_links == 0 or self.top_m == 0:
             return items
+        if self.expand_from == "chunk":
+            return items + self._expand_chunks({item.chunk_id: item.section_id for item in items}, visited_chunks,
+                                               trace, cost)
+        expanded_sections: set[str] = set()
+        frontier = list(dict.fromkeys(item.section_id for item in items))
         for hop in range(1, self.depth + 1):
             frontier = [section for section in frontier if section not in expanded_sections]
             if not frontier:
@@ -89,6 +116,42 @@ class LARAG(Strategy):
                     "link_score": float(row["link_score"])}))
                 next_frontier.append(row["section_id"])
             frontier = list(dict.fromkeys(next_frontier))
+        return items
+
+    def _expand_chunks(self, seeds: dict[str, str], visited: set[str], trace: Trace, cost: Cost) -> list[ContextItem]:
+        """The paper's expansion from `seeds` (chunk id -> its section): each frontier chunk's own links in
+        reading order, hop by hop over the whole frontier; chunks come in the order of their seed, then of the
+        link in it."""
+        items: list[ContextItem] = []
+        expanded: set[str] = set()
+        frontier = dict(seeds)
+        for hop in range(1, self.depth + 1):
+            frontier = {chunk: section for chunk, section in frontier.items() if chunk not in expanded}
+            if not frontier:
+                break
+            expanded.update(frontier)
+            self._require_link_contexts("links_missing_context_embedding", {
+                "section_ids": sorted(set(frontier.values()))}, trace, cost)
+            with cost.timed("graph"):
+                rows = self._run(trace, "larag_expand_chunks", {
+                    "chunk_ids": list(frontier), "n_links": self.n_links, "top_m": self.top_m,
+                    "exclude_chunk_ids": sorted(visited), "methods": LINK_KINDS[self.links]})
+            rank = {chunk: index for index, chunk in enumerate(frontier)}
+            next_frontier: dict[str, str] = {}
+            for row in sorted(rows, key=lambda r: (rank[r["source_chunk_id"]], r["link_start"], r["link_order"],
+                                                   -float(r["score"]))):
+                trace.node(row["section_id"])
+                trace.relationship(row["source_section_id"], "LINKS_TO", row["section_id"])
+                if row["chunk_id"] in visited:
+                    continue  # reached twice in this hop: keep the first
+                visited.add(row["chunk_id"])
+                trace.chunk(row["section_id"], row["chunk_id"])
+                items.append(ContextItem.from_row(row, "link", {
+                    "hop": hop, "from_chunk": row["source_chunk_id"], "from_section": row["source_section_id"],
+                    "link_text": row["link_text"], "link_method": row["link_method"],
+                    "link_context": row["link_context"]}))
+                next_frontier[row["chunk_id"]] = row["section_id"]
+            frontier = next_frontier
         return items
 
     def _entity_seeds(self, question: str, query_embedding: list[float], visited: set[str], trace: Trace,

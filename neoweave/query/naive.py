@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 
@@ -11,6 +12,8 @@ from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Tr
 @dataclass
 class NaiveRAG(Strategy):
     name = "naive"
+    paper: ClassVar[dict[str, Any] | None] = {"k": 10}
+    paper_source: ClassVar[str] = "thesis, 001 l. 725-731 (top 10 chunks; LARAG's baseline, 000 l. 222: 5 or 10)"
 
     k: int = 5
     """Chunks retrieved (LARAG's baseline uses 5; the thesis used 10)."""

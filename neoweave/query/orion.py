@@ -39,6 +39,10 @@ class OrionRAG(Strategy):
     name = "orion"
     requires = ("tags",)
     needs_llm: ClassVar[bool] = True
+    paper: ClassVar[dict[str, Any] | None] = {
+        "k": 5, "expand": True, "prune": True, "prune_mode": "text", "indexes": LISTS, "tag_factor": 3,
+        "sparse_fraction": 0.4, "dense_candidates": 0, "rrf_c": 60.0}
+    paper_source: ClassVar[str] = "Orion-RAG, 002 l. 94-133 (online phase), 458-462 (the pruning prompt)"
 
     k: int = 5
     """Chunks kept per sub-query (the paper's 5)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
 from neoweave.llm.gateway import each_in_flight
@@ -64,6 +64,11 @@ class PankRAG(Strategy):
     name = "pank"
     reads_link_contexts: ClassVar[bool] = True
     needs_llm: ClassVar[bool] = True
+    paper: ClassVar[dict[str, Any] | None] = {
+        "local_strategy": "community_local", "global_strategy": "community_global", "intrinsic": "retriever",
+        "rerank_independent": False, "alpha_specific": 0.6, "beta_specific": 0.4}
+    paper_source: ClassVar[str] = "PankRAG, 004 l. 88-116 (plan, GraphRAG local and global search, reranking), " \
+        "l. 207-209 (alpha:beta = 0.6:0.4)"
 
     max_sub_questions: int = 4
     """Sub-questions in a plan at most (a longer plan is cut, the cut recorded)."""
@@ -83,6 +88,12 @@ class PankRAG(Strategy):
     beta_specific: float = 0.4
     alpha_abstract: float = 0.75
     beta_abstract: float = 0.25
+    intrinsic: str = "similarity"
+    """R_i, the reranking's intrinsic score of a chunk: similarity (its cosine to the sub-question: one scale
+    whatever the retriever) or retriever (the score the sub-retriever gave it, as the paper does, l. 114)."""
+    rerank_independent: bool = True
+    """Rerank the sub-questions without dependencies too (by R_i alone); the paper keeps their retrieval as it
+    came (l. 112: "if no dependencies are present, the generation proceeds without reranking")."""
     final_k: int = 10
     """Chunks given to the answer prompt, every sub-question's best first (0 = all kept)."""
     final_facts: int = 10
@@ -96,6 +107,8 @@ class PankRAG(Strategy):
                        "answer_max_tokens")
         self._at_least(0, "alpha_specific", "beta_specific", "alpha_abstract", "beta_abstract", "final_k",
                        "final_facts")
+        if self.intrinsic not in ("similarity", "retriever"):
+            raise NeoweaveError(f"pank: intrinsic must be similarity or retriever, got {self.intrinsic!r}")
         if self.question_type not in ("auto", "specific", "abstract"):
             raise NeoweaveError(f"pank: question_type must be auto, specific or abstract, got {self.question_type!r}")
         if self.llm is None:
@@ -194,9 +207,13 @@ class PankRAG(Strategy):
 
     def _rerank(self, step: SubQuestion, items: list[ContextItem], deps: list[SubQuestion], kind: str,
                 trace: Trace, cost: Cost) -> list[ContextItem]:
-        """alpha * cos(chunk, sub-question) + beta * cos(chunk, resolved dependencies), the best k."""
+        """alpha * R_i + beta * cos(chunk, resolved dependencies), the best k; R_i is the chunk's cosine to the
+        sub-question, or the retriever's score (`intrinsic`). Without dependencies and `rerank_independent`
+        off, the retriever's first k as they came."""
         if not items:
             return []
+        if not deps and not self.rerank_independent:
+            return items[:self.k]
         alpha, beta = self.weights(kind)
         resolved = " ".join(f"{dep.asked} {dep.answer}" for dep in deps if dep.answer)
         texts = [step.asked, resolved] if resolved else [step.asked]
@@ -204,7 +221,8 @@ class PankRAG(Strategy):
             vectors = self.embedder.embed(texts)
         ids = [item.chunk_id for item in items]
         with cost.timed("rerank"):
-            relevance = self._similarities(ids, vectors[0], trace)
+            relevance = self._similarities(ids, vectors[0], trace) if self.intrinsic == "similarity" else \
+                {item.chunk_id: item.score for item in items}
             dependency = self._similarities(ids, vectors[1], trace) if resolved else {}
         for item in items:
             r, d = relevance.get(item.chunk_id, 0.0), dependency.get(item.chunk_id)

@@ -11,20 +11,26 @@ answer not known before).
 
 The context given to the answer prompt is the sub-questions with their answers and the chunks, every
 sub-question's best first (`final_k` of them; the thesis passes everything: `final_k=0`).
+
+`method="appended"` (`profile="paper"`) is the thesis's own loop (001 l. 772-810, listings 4.7-4.8): each round
+searches `k` chunks for the query, stops when none is new, asks the model for 2-3 sub-questions on what the
+context does not cover yet (one plain-text call, a question a line) and appends them to the query; the context
+is every chunk retrieved. No sub-question is answered on its own.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from neoweave.errors import NeoweaveError
+from neoweave.llm import LLMError
 from neoweave.llm.gateway import structured_each
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, SubQuestion, Trace, register
-from neoweave.query.iterative import absorb, count_structured, merged_context, normalized, sub_retriever
+from neoweave.query.iterative import absorb, count_call, count_structured, merged_context, normalized, sub_retriever
 from neoweave.query.prompts import passages_block
 
 log = logging.getLogger(__name__)
@@ -41,6 +47,29 @@ Example: main question "Who directed the film that was shot in Leland in 1986?",
 passages saying "Maximum Overdrive was filmed in Leland in 1986" but not who directed it:
 {{"answer": "Maximum Overdrive", "follow_up": ["Who directed Maximum Overdrive?"]}}
 Answer with a JSON object only: {{"answer": "...", "follow_up": ["..."]}}"""
+
+
+THESIS_STAGE = "recursive:sub_questions"
+THESIS_SYSTEM = """ Based on the following retrieved documents,
+   context, and initial query, generate 2-3 specific sub-questions
+   that:
+   1. Focus on aspects not covered in the current context
+   2. Help answer the initial guery more comprehensively
+   3. Are specific and targeted"""
+"""The thesis's prompt word for word (listing 4.8, its typo included); the user turn is its "Initial Query" and
+"Current Context"."""
+
+
+def thesis_messages(question: str, items: list[ContextItem]) -> list[dict[str, str]]:
+    context = "\n".join(item.text for item in items)
+    return [{"role": "system", "content": THESIS_SYSTEM},
+            {"role": "user", "content": f"Initial Query:{question}\n\nCurrent Context: {context}\n\nSub-questions:"}]
+
+
+def sub_question_lines(text: str) -> list[str]:
+    """The reply's non-empty lines, list markers stripped (the thesis splits the reply on new lines)."""
+    lines = [line.strip().lstrip("-*0123456789.) ").strip() for line in text.splitlines()]
+    return [line for line in lines if line]
 
 
 class Step(BaseModel):
@@ -73,15 +102,26 @@ class RecursiveRAG(Strategy):
     """New questions searched per round at most (the model's first ones, duplicates of earlier ones left out)."""
     final_k: int = 10
     """Chunks given to the answer prompt, every sub-question's best first; 0 = all retrieved (the thesis)."""
+    method: str = "follow_ups"
+    """follow_ups: each sub-question searched and answered on its own (above); appended: the thesis's loop, the
+    sub-questions appended to one growing query, none answered on its own."""
     step_max_tokens: int = 200
+
+    paper: ClassVar[dict[str, Any] | None] = {"rounds": 5, "k": 7, "base": "naive", "final_k": 0,
+                                              "method": "appended"}
+    paper_source: ClassVar[str] = "thesis, 001 l. 772-810 (listings 4.7 and 4.8: N = 5, K = 7)"
 
     def validate(self) -> None:
         self._at_least(1, "rounds", "k", "step_max_tokens")
         self._at_least(0, "max_follow_ups", "final_k")
+        if self.method not in ("follow_ups", "appended"):
+            raise NeoweaveError(f"recursive: method must be follow_ups or appended, got {self.method!r}")
         if self.llm is None:
             raise NeoweaveError("recursive: needs an LLM to write follow-up questions", hint="configure [llm]")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        if self.method == "appended":
+            return self._appended(question, trace, cost, result)
         retriever = sub_retriever(self, self.base, k=self.k)
         steps: list[SubQuestion] = []
         contexts: dict[str, list[ContextItem]] = {}
@@ -131,6 +171,50 @@ class RecursiveRAG(Strategy):
         result.sub_questions = steps
         result.parameters.update(stopped=stopped, rounds_run=max(step.round for step in steps), sub_retriever=self.base)
         items = merged_context(steps, contexts, self.final_k)
+        for item in items:
+            trace.chunk(item.section_id, item.chunk_id)
+        return items
+
+    def _appended(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
+        """The thesis's loop: search the growing query, stop when nothing new comes back, append 2-3 generated
+        sub-questions; the context is every chunk found, in the order found (`final_k` caps it; 0 keeps all)."""
+        retriever = sub_retriever(self, self.base, k=self.k)
+        query, found, steps = question, [], []
+        seen: set[str] = set()
+        stopped = "rounds"
+        for round_ in range(1, self.rounds + 1):
+            sub = retriever.retrieve(query)
+            absorb(trace, cost, sub)
+            new = [item for item in sub.items if item.chunk_id not in seen]
+            step = SubQuestion(f"r{round_}", query, asked=query, chunk_ids=[i.chunk_id for i in sub.items],
+                               strategy=retriever.name, round=round_, details={"new_chunks": len(new)})
+            steps.append(step)
+            if not new:
+                stopped = "nothing new"
+                break
+            seen.update(item.chunk_id for item in new)
+            found.extend(new)
+            if round_ == self.rounds:
+                break
+            try:
+                with cost.timed("step"):
+                    reply = self.llm.chat(thesis_messages(question, found), stage=THESIS_STAGE,
+                                          max_tokens=self.step_max_tokens)
+            except LLMError as exc:
+                cost.llm_failures += 1
+                step.details["error"] = str(exc)
+                stopped = "no sub-question"
+                break
+            count_call(cost, reply.call)
+            asked = sub_question_lines(reply.text)
+            step.details["follow_up"] = asked
+            if not asked:
+                stopped = "no sub-question"
+                break
+            query += "\n" + "\n".join(asked)
+        result.sub_questions = steps
+        result.parameters.update(stopped=stopped, rounds_run=len(steps), sub_retriever=self.base)
+        items = found[:self.final_k] if self.final_k else found
         for item in items:
             trace.chunk(item.section_id, item.chunk_id)
         return items
