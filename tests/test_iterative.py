@@ -209,8 +209,9 @@ class ScriptedPlanner:
     model = "scripted"
     concurrency = 2
 
-    def __init__(self, plan) -> None:
-        self.plan = plan
+    def __init__(self, plan, reading=None) -> None:
+        self.plan, self.reading = plan, reading or {"ambiguous": False}
+        self.planned: list[str] = []
         self.events: list[tuple[str, str]] = []
         self.in_flight = self.most_in_flight = 0
         self.lock = threading.Lock()
@@ -218,7 +219,10 @@ class ScriptedPlanner:
     def structured(self, messages, schema, **kwargs):
         text = messages[-1]["content"]
         if kwargs["stage"] == "pank:plan":
+            self.planned.append(text)
             answer = self.plan
+        elif kwargs["stage"] == "pank:disambiguate":
+            answer = self.reading
         else:  # rewrite: the step's answer in place of the reference
             self.events.append(("rewrite", text))
             answer = {"question": "Where was Aurelio Brandt born?"} if "step 1" in text else \
@@ -301,11 +305,26 @@ def test_pank_as_published_keeps_independent_retrievals_and_scores_by_the_retrie
     independent = next(s for s in result.sub_questions if s.id == "1")
     assert independent.chunk_ids == [i.chunk_id for i in naive.retrieve(independent.asked).items][:3]  # as came
     assert all("rerank" not in item.details for item in result.items if item.details["sub_question"] == "1")
+    assert result.parameters["disambiguation"] == {"ambiguous": False, "formulations": [], "error": None}
     dependent = [item for item in result.items if item.details["sub_question"] == "3"]
     for item in dependent:  # R_i is naive's own score (its cosine), not recomputed
         rerank = item.details["rerank"]
         assert rerank["relevance"] == pytest.approx(rerank["retriever_score"])
         assert rerank["score"] == pytest.approx(0.6 * rerank["relevance"] + 0.4 * rerank["dependency"])
+
+
+def test_pank_top_down_phase_plans_the_formulations_of_an_ambiguous_question(opera, embedder):
+    reading = {"ambiguous": True, "formulations": ["Where was the composer of the opera The Silver Lantern born?",
+                                                   "  Where was the librettist of The Silver Lantern born?  "]}
+    llm = ScriptedPlanner(PANK_PLAN, reading)
+    result = strategy("pank", opera, embedder, llm, disambiguate=True, local_strategy="naive").retrieve(QUESTION)
+    assert llm.planned == [f"Question: {QUESTION}\nIt can be read as: Where was the composer of the opera The "
+                           "Silver Lantern born? | Where was the librettist of The Silver Lantern born?"]
+    assert result.parameters["disambiguation"]["ambiguous"] is True
+    assert result.cost.llm_calls == 1 + 1 + 2 + 4  # the reading, the plan, two rewrites, four sub-answers
+    clear = ScriptedPlanner(PANK_PLAN)
+    strategy("pank", opera, embedder, clear, disambiguate=True, local_strategy="naive").retrieve(QUESTION)
+    assert clear.planned == [f"Question: {QUESTION}"]  # a clear question is planned as asked
 
 
 def test_pank_survives_a_cyclic_plan_and_a_failed_plan(opera, embedder):

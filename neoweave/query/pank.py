@@ -66,7 +66,7 @@ class PankRAG(Strategy):
     needs_llm: ClassVar[bool] = True
     paper: ClassVar[dict[str, Any] | None] = {
         "local_strategy": "community_local", "global_strategy": "community_global", "intrinsic": "retriever",
-        "rerank_independent": False, "alpha_specific": 0.6, "beta_specific": 0.4}
+        "rerank_independent": False, "alpha_specific": 0.6, "beta_specific": 0.4, "disambiguate": True}
     paper_source: ClassVar[str] = "PankRAG, 004 l. 88-116 (plan, GraphRAG local and global search, reranking), " \
         "l. 207-209 (alpha:beta = 0.6:0.4)"
 
@@ -88,6 +88,10 @@ class PankRAG(Strategy):
     beta_specific: float = 0.4
     alpha_abstract: float = 0.75
     beta_abstract: float = 0.25
+    disambiguate: bool = False
+    """The paper's top-down phase (004 l. 96-98): one call first rephrases an ambiguous or polysemous question into
+    logically partitioned formulations (SubQ0.x), which the planner then splits; off by default (one more call a
+    question, and the planner already sees the whole question)."""
     intrinsic: str = "similarity"
     """R_i, the reranking's intrinsic score of a chunk: similarity (its cosine to the sub-question: one scale
     whatever the retriever) or retriever (the score the sub-retriever gave it, as the paper does, l. 114)."""
@@ -134,7 +138,7 @@ class PankRAG(Strategy):
             (self.alpha_specific, self.beta_specific)
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
-        plan = self._plan(question, cost)
+        plan = self._plan(question, cost, result)
         retriever = sub_retriever(self, self.retriever_for(plan.type), k=self.candidates)
         resolved: dict[str, _Resolved] = {}
         for level in plan.levels():
@@ -154,9 +158,19 @@ class PankRAG(Strategy):
         return items
 
     # stages -----------------------------------------------------------------------------------------
-    def _plan(self, question: str, cost: Cost) -> pank_plan.CheckedPlan:
+    def _plan(self, question: str, cost: Cost, result: RetrievalResult) -> pank_plan.CheckedPlan:
+        planned = question
+        if self.disambiguate:
+            with cost.timed("plan"):
+                read = self.llm.structured(pank_plan.disambiguate_messages(question), pank_plan.Disambiguated,
+                                           stage=pank_plan.DISAMBIGUATE_STAGE, max_tokens=self.plan_max_tokens)
+            count_structured(cost, read)
+            planned = pank_plan.disambiguated_question(question, read.value if read.ok else None)
+            result.parameters["disambiguation"] = {
+                "ambiguous": planned != question, "formulations": read.value.formulations if read.ok else [],
+                "error": read.error}
         with cost.timed("plan"):
-            reply = self.llm.structured(pank_plan.plan_messages(question, self.max_sub_questions), pank_plan.Plan,
+            reply = self.llm.structured(pank_plan.plan_messages(planned, self.max_sub_questions), pank_plan.Plan,
                                         stage=pank_plan.PLAN_STAGE, max_tokens=self.plan_max_tokens)
         count_structured(cost, reply)
         if not reply.ok:

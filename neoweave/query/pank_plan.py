@@ -32,6 +32,13 @@ Example: "Are Nolan and Kalathil both film directors?" ->
 {{"id": 2, "question": "What is Kalathil's occupation?", "depends_on": []}}, {{"id": 3, "question": "Are Nolan
 and Kalathil both film directors?", "depends_on": [1, 2]}}]}}
 Answer with a JSON object only."""
+DISAMBIGUATE_STAGE = "pank:disambiguate"
+DISAMBIGUATE_SYSTEM = """You read a question before it is split into sub-questions.
+If it contains an explicit ambiguity or a polysemous expression (a name several things share, a word with
+several readings, a reference that could point to more than one thing), rephrase it into logically partitioned
+formulations: one clear question for each reading the question can have, each naming what it is about. If the
+question is clear, say it is not ambiguous and give no formulation.
+Answer with a JSON object only: {"ambiguous": true, "formulations": ["...", "..."]}"""
 REWRITE_SYSTEM = """You rewrite a sub-question so it stands on its own, replacing every reference to an earlier
 step ("the composer from step 1", "that city", "he") with the answer that step found. Change nothing else.
 Answer with a JSON object only: {"question": "..."}"""
@@ -50,6 +57,24 @@ class Plan(BaseModel):
 
 class Rewritten(BaseModel):
     question: str
+
+
+class Disambiguated(BaseModel):
+    ambiguous: bool = False
+    formulations: list[str] = Field(default_factory=list)
+
+
+def disambiguate_messages(question: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": DISAMBIGUATE_SYSTEM}, {"role": "user", "content": f"Question: {question}"}]
+
+
+def disambiguated_question(question: str, reply: Disambiguated | None) -> str:
+    """What the planner plans: the question, with its formulations when the top-down phase found it ambiguous
+    (PankRAG's SubQ0.x, 004 l. 97-98)."""
+    formulations = [" ".join(f.split()) for f in (reply.formulations if reply and reply.ambiguous else []) if f.strip()]
+    if not formulations:
+        return question
+    return question + "\nIt can be read as: " + " | ".join(formulations)
 
 
 @dataclass
