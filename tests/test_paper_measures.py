@@ -191,3 +191,22 @@ def test_rescore_an_earlier_run_with_the_papers_formulas(tmp_path, capsys, monke
     assert by_type["all"]["khl_c_rec"] == pytest.approx((0.5 + 1.0) / 2) and by_type["bridge"]["khl_c_rec"] == 0.5
     assert by_type["all"]["wall_s"] == 3.0 and summary["title"] == "old"  # the rest is kept
     assert not list(run.glob("*.tmp"))
+
+
+def test_paper_tables_put_a_strategy_as_published_beside_its_defaults(tmp_path):
+    from neoweave.eval.paper_tables import tables_from_runs
+    from neoweave.eval.report import markdown_table
+
+    for profile, precision in (("neoweave", 0.4), ("paper", 0.2)):
+        run = tmp_path / profile
+        run.mkdir()
+        rows = [{"strategy": "larag", "k": 5, "type": "all", "questions": 2, "profile": profile, "doc_hit": 1.0,
+                 "doc_precision": precision}]
+        (run / "summary.json").write_text(json.dumps({"title": profile, "rows": rows}))
+        (run / "records.json").write_text(json.dumps([{"strategy": "larag", "k": 5, "question_id": q,
+                                                       "profile": profile} for q in ("q1", "q2")]))
+    text = tables_from_runs([tmp_path / "neoweave", tmp_path / "paper"])
+    assert "| larag | 5 | 1.000 | 0.400 |" in text and "| larag (as published) | 5 | 1.000 | 0.200 |" in text
+    both = [{"strategy": "larag", "k": 5, "type": "all", "profile": p, "hit": 1.0} for p in ("neoweave", "paper")]
+    assert markdown_table(both).startswith("| strategy | profile | k |")
+    assert "profile" not in markdown_table(both[:1])  # only when a row is not the default

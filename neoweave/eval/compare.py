@@ -52,12 +52,13 @@ def load_runs(runs: list[Path]) -> list[dict[str, Any]]:
     """The records of several runs as one list (strategies evaluated in separate runs, say); a strategy at one
     k may come from one run only, so no question is counted twice."""
     records: list[dict[str, Any]] = []
-    owner: dict[tuple[str, int], Path] = {}
+    owner: dict[tuple[str, str, int], Path] = {}
     for run in runs:
         these = load_records(run)
-        for key in {(str(r.get("strategy")), int(r.get("k", 0))) for r in these}:
+        for key in {(str(r.get("strategy")), str(r.get("profile", "neoweave")), int(r.get("k", 0))) for r in these}:
             if key in owner:
-                raise NeoweaveError(f"{key[0]} at k = {key[1]} is in both {owner[key]} and {run}",
+                profile = "" if key[1] == "neoweave" else f" (profile {key[1]})"
+                raise NeoweaveError(f"{key[0]}{profile} at k = {key[2]} is in both {owner[key]} and {run}",
                                     hint="give each strategy at each k from one run only")
             owner[key] = run
         records.extend(these)

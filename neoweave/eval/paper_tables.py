@@ -69,6 +69,11 @@ PAPER_TABLES: tuple[PaperTable, ...] = (
 )
 
 
+def strategy_label(row: dict[str, Any]) -> str:
+    """A row's strategy as the tables name it: "larag (as published)" for its paper profile."""
+    return f"{row['strategy']} (as published)" if row.get("profile") == "paper" else str(row["strategy"])
+
+
 def _prompts(records: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
     return {(r["strategy"], r["k"]): r["prompt"] for r in records if r.get("prompt")}
 
@@ -103,7 +108,7 @@ def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple
              "| " + " | ".join(title for _, title in columns) + " |",
              "| " + " | ".join("---" for _ in columns) + " |"]
     for row in overall:
-        values = {**row, "prompt": prompts.get((row["strategy"], row["k"]), "")}
+        values = {**row, "strategy": strategy_label(row), "prompt": prompts.get((row["strategy"], row["k"]), "")}
         lines.append("| " + " | ".join(_cell(key, values.get(key, "")) for key, _ in columns) + " |")
     missing = [title for key, title in table.measures if not any(key in row for row in overall)]
     if missing:
@@ -120,11 +125,11 @@ def _thesis_table(rows: list[dict[str, Any]]) -> str:
              "What it reports: short-answer accuracy per question type; a null question is right only when the "
              "answer is \"Insufficient Information\".", "",
              "| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    by_key = {(r["strategy"], r["k"], r["type"]): r for r in rows}
+    by_key = {(r["strategy"], r.get("profile"), r["k"], r["type"]): r for r in rows}
     for row in (r for r in rows if r["type"] == "all" and "accuracy" in r):
-        cells = [row["strategy"], str(row["k"]), f"{row['accuracy']:.3f}"]
+        cells = [strategy_label(row), str(row["k"]), f"{row['accuracy']:.3f}"]
         for kind in types:
-            typed = by_key.get((row["strategy"], row["k"], kind))
+            typed = by_key.get((row["strategy"], row.get("profile"), row["k"], kind))
             cells.append(f"{typed['accuracy']:.3f} (n={typed['questions']})" if typed else "")
         cells += [f"{row.get('insufficient', 0.0):.3f}", f"{row.get('llm_tokens', 0.0):.0f}",
                   f"{row.get('cost_usd', 0.0):.5f}"]

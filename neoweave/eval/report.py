@@ -39,9 +39,10 @@ def _cell(column: str, value: Any) -> str:
 
 
 def markdown_table(rows: list[dict[str, Any]], columns: tuple[str, ...] | None = None) -> str:
-    columns = columns or ("strategy", "k", "type", "questions", *_QUALITY, *_COUNTS)
+    columns = columns or ("strategy", "profile", "k", "type", "questions", *_QUALITY, *_COUNTS)
     present = [c for c in columns if any(c in row for row in rows)
-               and (c not in _LLM_COLUMNS or any(row.get(c) for row in rows))]  # no LLM columns for retrieval
+               and (c not in _LLM_COLUMNS or any(row.get(c) for row in rows))  # no LLM columns for retrieval
+               and (c != "profile" or any(row.get(c, "neoweave") != "neoweave" for row in rows))]
     lines = ["| " + " | ".join(present) + " |", "| " + " | ".join("---" for _ in present) + " |"]
     for row in rows:
         lines.append("| " + " | ".join(_cell(c, row.get(c, "")) for c in present) + " |")

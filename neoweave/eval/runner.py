@@ -230,7 +230,8 @@ def _context_texts(result: Any) -> list[str]:
 def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, config: RunConfig, llm, by_url: bool,
                   titles: dict[str, str]) -> dict[str, Any]:
     record: dict[str, Any] = {"strategy": strategy.name, "k": k, "question_id": question.id,
-                              "type": question.type, "question": question.question}
+                              "type": question.type, "question": question.question,
+                              "profile": getattr(strategy, "profile", "neoweave")}
     if config.answer:
         from neoweave.query.answer import answer
 
@@ -303,7 +304,8 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
     rows = []
     for (name, k, qtype), group in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1],
                                                                              item[0][2] != "all", item[0][2])):
-        row: dict[str, Any] = {"strategy": name, "k": k, "type": qtype, "questions": len(group)}
+        row: dict[str, Any] = {"strategy": name, "k": k, "type": qtype, "questions": len(group),
+                               "profile": group[0].get("profile", "neoweave")}
         for key in _MEAN_FIELDS:
             values = [r[key] for r in group if key in r]
             if values:
