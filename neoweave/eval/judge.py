@@ -179,25 +179,20 @@ class Judge:
 
     def context_precision(self, question: str, reference: str, contexts: list[str]) -> Verdict:
         """Average precision of the useful passages over their ranks (RAGAS context precision)."""
-        value, verdict = self._ask(
-            "context_precision",
-            "For each numbered passage decide whether it is useful to arrive at the reference answer.",
-            f"Passages:\n{_passages(contexts)}\n\nQuestion: {question}\nReference answer: {reference}", _Usefulness)
-        if value is not None and contexts:
-            useful = {v.passage: v.useful for v in value.verdicts}
-            flags = [bool(useful.get(rank, False)) for rank in range(1, len(contexts) + 1)]
-            verdict.score = average_precision(flags)
-            verdict.rationale = "; ".join(f"[{v.passage}] {'useful' if v.useful else 'not useful'}: {v.reason}"
-                                          for v in value.verdicts)
-        return verdict
+        return self._usefulness("context_precision", "the reference answer", f"Reference answer: {reference}",
+                                question, contexts)
 
     def context_precision_without_reference(self, question: str, answer: str, contexts: list[str]) -> Verdict:
         """Average precision of the passages useful to arrive at the generated answer (RAGAS context precision
         without reference: the thesis's check of whether a judge can rate retrieval without gold answers)."""
+        return self._usefulness("context_precision_without_reference", "the given answer", f"Answer: {answer}",
+                                question, contexts)
+
+    def _usefulness(self, measure: str, target: str, shown: str, question: str, contexts: list[str]) -> Verdict:
+        """Each passage judged useful or not to arrive at `target`; the score is their average precision."""
         value, verdict = self._ask(
-            "context_precision_without_reference",
-            "For each numbered passage decide whether it is useful to arrive at the given answer.",
-            f"Passages:\n{_passages(contexts)}\n\nQuestion: {question}\nAnswer: {answer}", _Usefulness)
+            measure, f"For each numbered passage decide whether it is useful to arrive at {target}.",
+            f"Passages:\n{_passages(contexts)}\n\nQuestion: {question}\n{shown}", _Usefulness)
         if value is not None and contexts:
             useful = {v.passage: v.useful for v in value.verdicts}
             verdict.score = average_precision([bool(useful.get(rank, False)) for rank in range(1, len(contexts) + 1)])

@@ -21,6 +21,7 @@ depth 1 the two give the same context.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -102,20 +103,10 @@ class LARAG(Strategy):
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
                     "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks),
                     "methods": LINK_KINDS[self.links]})
-            next_frontier: list[str] = []
-            for row in sorted(rows, key=lambda r: (-float(r["link_score"]), -float(r["score"]))):
-                trace.node(row["section_id"])
-                trace.relationship(row["source_section_id"], "LINKS_TO", row["section_id"])
-                if row["chunk_id"] in visited_chunks:
-                    continue  # reached twice in this hop: keep the first
-                visited_chunks.add(row["chunk_id"])
-                trace.chunk(row["section_id"], row["chunk_id"])
-                items.append(ContextItem.from_row(row, "link", {
-                    "hop": hop, "from_section": row["source_section_id"], "link_text": row["link_text"],
-                    "link_method": row["link_method"], "link_context": row["link_context"],
-                    "link_score": float(row["link_score"])}))
-                next_frontier.append(row["section_id"])
-            frontier = list(dict.fromkeys(next_frontier))
+            ordered = sorted(rows, key=lambda r: (-float(r["link_score"]), -float(r["score"])))
+            taken = _linked(ordered, visited_chunks, trace, hop, lambda r: {"link_score": float(r["link_score"])})
+            items += [item for _, item in taken]
+            frontier = list(dict.fromkeys(row["section_id"] for row, _ in taken))
         return items
 
     def _expand_chunks(self, seeds: dict[str, str], visited: set[str], trace: Trace, cost: Cost) -> list[ContextItem]:
@@ -137,21 +128,11 @@ class LARAG(Strategy):
                     "chunk_ids": list(frontier), "n_links": self.n_links, "top_m": self.top_m,
                     "exclude_chunk_ids": sorted(visited), "methods": LINK_KINDS[self.links]})
             rank = {chunk: index for index, chunk in enumerate(frontier)}
-            next_frontier: dict[str, str] = {}
-            for row in sorted(rows, key=lambda r: (rank[r["source_chunk_id"]], r["link_start"], r["link_order"],
-                                                   -float(r["score"]))):
-                trace.node(row["section_id"])
-                trace.relationship(row["source_section_id"], "LINKS_TO", row["section_id"])
-                if row["chunk_id"] in visited:
-                    continue  # reached twice in this hop: keep the first
-                visited.add(row["chunk_id"])
-                trace.chunk(row["section_id"], row["chunk_id"])
-                items.append(ContextItem.from_row(row, "link", {
-                    "hop": hop, "from_chunk": row["source_chunk_id"], "from_section": row["source_section_id"],
-                    "link_text": row["link_text"], "link_method": row["link_method"],
-                    "link_context": row["link_context"]}))
-                next_frontier[row["chunk_id"]] = row["section_id"]
-            frontier = next_frontier
+            ordered = sorted(rows, key=lambda r: (rank[r["source_chunk_id"]], r["link_start"], r["link_order"],
+                                                  -float(r["score"])))
+            taken = _linked(ordered, visited, trace, hop, lambda r: {"from_chunk": r["source_chunk_id"]})
+            items += [item for _, item in taken]
+            frontier = {row["chunk_id"]: row["section_id"] for row, _ in taken}
         return items
 
     def _entity_seeds(self, question: str, query_embedding: list[float], visited: set[str], trace: Trace,
@@ -181,3 +162,21 @@ class LARAG(Strategy):
             items.append(ContextItem.from_row(row, "entity", {"entity": entity_id}))
         return items
 
+
+
+def _linked(rows: list[dict[str, Any]], visited: set[str], trace: Trace, hop: int,
+            details: Callable[[dict[str, Any]], dict[str, Any]]) -> list[tuple[dict[str, Any], ContextItem]]:
+    """One hop's rows, in the order to take them -> the chunks not visited yet as context items (a chunk reached
+    twice keeps its first way in), each with its row; every followed link goes into the trace."""
+    taken = []
+    for row in rows:
+        trace.node(row["section_id"])
+        trace.relationship(row["source_section_id"], "LINKS_TO", row["section_id"])
+        if row["chunk_id"] in visited:
+            continue
+        visited.add(row["chunk_id"])
+        trace.chunk(row["section_id"], row["chunk_id"])
+        taken.append((row, ContextItem.from_row(row, "link", {
+            "hop": hop, "from_section": row["source_section_id"], "link_text": row["link_text"],
+            "link_method": row["link_method"], "link_context": row["link_context"], **details(row)})))
+    return taken
