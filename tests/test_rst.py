@@ -87,6 +87,13 @@ def test_rules_read_discourse_markers_adjacency_and_types():
     assert question_type("Who directed Inception?")[0] == "knowledge"
 
 
+def test_every_pair_as_the_paper_asks_for_a_small_corpus(passages, embedder):
+    # KHL-RAG asks about every pair of paragraphs (003 l. 91-93): unbounded window and similar, across documents
+    report = run("rst", passages, embedder=embedder, progress=False, window=1_000_000, similar=1_000_000,
+                 cross_document=True)
+    assert report.counters["pairs_asked"] == report.counters["pairs_all_in_corpus"] == 28
+
+
 def test_fast_step_pairs_candidates_only_and_writes_marker_relations(passages, embedder):
     report = run("rst", passages, embedder=embedder, progress=False, window=2, similar=1)
     assert report.chunks == 8
