@@ -4,8 +4,8 @@
 #   bash benchmarks/profiles.sh OUT_DIR HOTPOTQA_DATA_DIR FAQ_DATA_DIR FAQ_QA [LLM_QUESTIONS]
 # Retrieval without an LLM: larag at k 2,5,10 on both sets, both profiles. With LLM_QUESTIONS > 0 (default 0:
 # these runs take hours on two cores), recursive and pank answer the first LLM_QUESTIONS HotpotQA questions with
-# the configured model at k 5, both profiles (pank's paper profile needs `enrich communities` for GraphRAG local
-# search; without it give -P pank.local_strategy=naive, as the run below does, and say so).
+# the configured model at k 5, both profiles (pank's paper profile searches with GraphRAG local and global
+# search: the HotpotQA graph needs `enrich communities` too).
 # Tables: docs/strategies/profiles.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ done
 if [ "$LLM_QUESTIONS" -gt 0 ]; then
   for profile in neoweave paper; do
     cli "$HP" eval --qa "$HP_QA" --strategies recursive,pank --k 5 --answer --limit "$LLM_QUESTIONS" \
-      -P recursive.profile=$profile -P pank.profile=$profile -P pank.local_strategy=naive \
+      -P recursive.profile=$profile -P pank.profile=$profile \
       --out "$OUT/hotpotqa-llm-$profile" > /dev/null
   done
 fi
