@@ -31,7 +31,7 @@ def ground_truth_contexts(run: Any, questions: Sequence[GoldQuestion]) -> dict[s
     stored: dict[str, str] = {}
     if wanted:
         urls = [key for key in wanted if "://" in key or "#" in key]
-        titles = [key for key in wanted if key not in set(urls)]
+        titles = sorted(set(wanted) - set(urls))
         stored = {row["key"]: "\n".join(row["texts"] or []) for row in run("evidence_texts", {
             "titles": titles, "urls": urls})}
         missing = [key for key in wanted if key not in stored]

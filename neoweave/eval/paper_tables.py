@@ -161,27 +161,26 @@ def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, An
                         *parts])
 
 
-def load_summary_rows(run: Path) -> list[dict[str, Any]]:
-    """The summary rows a `neoweave eval --out RUN` wrote (RUN/summary.json, or the file itself)."""
+def load_summary(run: Path) -> dict[str, Any]:
+    """The summary a `neoweave eval --out RUN` wrote (RUN/summary.json, or the file itself), its rows checked."""
     path = run / "summary.json" if run.is_dir() else run.with_name("summary.json")
     if not path.is_file():
         raise NeoweaveError(f"no evaluation summary at {path}", hint="give a report directory written by "
                             "`neoweave eval --out DIR`")
     try:
-        rows = json.loads(path.read_text(encoding="utf-8")).get("rows")
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        rows = summary.get("rows")
     except (OSError, json.JSONDecodeError, AttributeError) as exc:
         raise NeoweaveError(f"cannot read {path}: {exc}") from exc
     if not isinstance(rows, list) or not all(isinstance(r, dict) and {"strategy", "k", "type"} <= r.keys()
                                              for r in rows):
         raise NeoweaveError(f"{path} has no list of summary rows (strategy, k, type)")
-    return rows
+    return summary
 
 
-def _bertscore_model(run: Path) -> str | None:
-    """The BERTScore model a run's summary names (read after `load_summary_rows` checked the file)."""
-    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json")
-    model = json.loads(path.read_text(encoding="utf-8")).get("bertscore_model")
-    return str(model) if model else None
+def load_summary_rows(run: Path) -> list[dict[str, Any]]:
+    """The summary rows of a run (`load_summary`)."""
+    return load_summary(run)["rows"]
 
 
 def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
@@ -190,14 +189,15 @@ def tables_from_runs(runs: list[Path], k: int | None = None) -> str:
     from neoweave.eval.compare import load_runs
 
     records = load_runs(runs)
-    rows = [row for run in runs for row in load_summary_rows(run)]
+    summaries = [load_summary(run) for run in runs]
+    rows = [row for summary in summaries for row in summary["rows"]]
     if k is not None:
         rows = [row for row in rows if row["k"] == k]
         records = [record for record in records if record.get("k") == k]
         if not rows:
             raise NeoweaveError(f"no strategy was evaluated at k = {k} in {', '.join(map(str, runs))}",
                                 hint="leave out --k, or give one of the run's k values")
-    models = sorted({model for run in runs if (model := _bertscore_model(run))})
+    models = sorted({str(summary["bertscore_model"]) for summary in summaries if summary.get("bertscore_model")})
     text = paper_tables_markdown(rows, records, several_runs=len(runs) > 1,
                                  bertscore_model="; ".join(models) or None)
     if not text:

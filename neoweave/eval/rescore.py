@@ -15,7 +15,7 @@ from neoweave.errors import NeoweaveError
 from neoweave.eval import measures
 from neoweave.eval.compare import load_records
 from neoweave.eval.paper_measures import khl_scores
-from neoweave.eval.paper_tables import load_summary_rows
+from neoweave.eval.paper_tables import load_summary
 
 RESCORED = ("khl_c_rec", "khl_a_corr", "khl_a_rel", "doc_precision")
 
@@ -55,12 +55,10 @@ def rescore_run(run: Path, evidence: dict[str, list[str]] | None = None) -> int:
         raise NeoweaveError(f"not a report directory: {run}", hint="give a directory written by `neoweave eval "
                             "--out DIR`")
     records = load_records(run)
-    rows = load_summary_rows(run)
+    summary = load_summary(run)
     changed = rescore_records(records, evidence)
-    rescore_rows(rows, records)
+    rescore_rows(summary["rows"], records)
     summary_path = run / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    summary["rows"] = rows
     files = {run / "records.json": records, summary_path: summary}
     try:  # both written aside first, then swapped in: a failure leaves the run as it was
         for path, data in files.items():

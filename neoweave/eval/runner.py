@@ -179,11 +179,11 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
             record["answer_similarity"] = answer_similarity(embedder, record["answer"], record["gold"])
             record.update(khl_scores(record["answer"], record["gold"], record["question"],
                                      record["answer_similarity"]))
+    bertscore_model = config.bertscore or BertScoreModel()  # the retrieval BERTScore runs even with --no-bertscore
     if config.context_bertscore:
-        score_contexts(records, ground_truth_contexts(store.run, questions), config.bertscore or BertScoreModel())
+        score_contexts(records, ground_truth_contexts(store.run, questions), bertscore_model)
     bertscored = (config.answer and config.bertscore) or config.context_bertscore
-    evaluation = EvalRun(records, resources, (config.bertscore or BertScoreModel()).describe() if bertscored
-                         else None)
+    evaluation = EvalRun(records, resources, bertscore_model.describe() if bertscored else None)
     if config.judge:
         _judge_answers(evaluation, config, judge, progress)
     for record in records:
