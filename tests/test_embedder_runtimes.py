@@ -176,3 +176,38 @@ def test_the_runtime_setting(workdir):
         load_settings(environ={"NEOWEAVE_EMBEDDING_RUNTIME": "tensorflow"})
     with pytest.raises(ConfigError, match=r"embedding\.runtime"):
         Embedder(MODEL, runtime="tensorflow")  # type: ignore[arg-type]
+
+
+def test_the_int8_variant_is_a_model_of_its_own_close_to_float32(onnx, exported):
+    """`NAME:int8` quantizes the export once (next to it) and embeds with it: unit vectors near float32's, the
+    same tokens, and a name of its own, which the graph records (so the two are never mixed)."""
+    int8 = Embedder(f"{MODEL}:int8", batch_size=4)
+    assert int8.dimension == 384 and int8.max_tokens == onnx.max_tokens  # known without loading
+    int8.load()
+    assert int8.runtime_name == "onnx" and int8.model_name == f"{MODEL}:int8" and int8.precision == "int8"
+    assert (exported / "model.int8.onnx").is_file()
+    texts = [text for text in TEXTS if text.strip()]
+    full, quantized = np.array(onnx.embed(texts)), np.array(int8.embed(texts))
+    assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-5)
+    cosines = (full * quantized).sum(axis=1)
+    assert cosines.min() > 0.95 and cosines.mean() > 0.98  # ~0.994 on HotpotQA chunks
+    assert cosines.max() < 0.99999  # the quantized graph, not the float32 one again
+    assert int8.count_tokens(texts) == onnx.count_tokens(texts)
+
+
+def test_an_int8_variant_never_falls_back_to_torch():
+    with pytest.raises(ConfigError, match=r"int8 variant.*onnx"):
+        Embedder(f"{MODEL}:int8", runtime="torch").runtime_name  # noqa: B018
+    assert Embedder(":int8").precision == "float32"  # the suffix alone is a (missing) model's name, not a variant
+
+
+def test_a_text_repeated_in_one_call_is_embedded_once_and_returned_in_place(onnx, monkeypatch):
+    texts = ["Edvard Munch painted The Scream.", "q", "Edvard Munch painted The Scream.", "", "q"]
+    runtime = onnx._load()
+    encoded: list[list[str]] = []
+    original = runtime.encode
+    monkeypatch.setattr(runtime, "encode", lambda batch, size: encoded.append(batch) or original(batch, size))
+    vectors = np.array(onnx.embed(texts))
+    assert encoded == [["Edvard Munch painted The Scream.", "q", ""]]
+    alone = np.array([onnx.embed([text])[0] for text in texts])
+    assert np.allclose(vectors, alone, atol=1e-5) and np.array_equal(vectors[0], vectors[2])

@@ -296,6 +296,8 @@ def test_worker_processes_extract_exactly_what_one_process_does():
     try:
         assert pooled.extract(chunks) == single
         assert pooled._pool is not None  # 40 chunks went to the workers
+        # the workers ran spaCy without torch (thinc's numpy ops): `import torch` is blocked there
+        assert pooled._pool.submit(eval, "repr(__import__('sys').modules.get('torch', 'absent'))").result() == "None"
         assert pooled.extract(chunks[:3]) == single[:3]  # a small batch runs in-process
     finally:
         pooled.close()

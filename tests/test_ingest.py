@@ -161,6 +161,17 @@ def test_another_embedding_model_is_refused_before_any_write(falkordb_store, emb
     assert "Document" not in falkordb_store.counts().nodes
 
 
+def test_the_int8_variant_does_not_extend_a_float32_graph(falkordb_store, embedder, site):
+    """Its vectors are close to float32's but not the same: the graph records which one built it."""
+    from neoweave.embeddings import Embedder
+    from neoweave.errors import SchemaMismatch
+
+    falkordb_store.apply_schema(embedder.model_name, embedder.dimension)
+    with pytest.raises(SchemaMismatch, match=f"'{embedder.model_name}:int8'"):
+        _ingestor(falkordb_store, Embedder(f"{embedder.model_name}:int8")).ingest(site)
+    assert "Document" not in falkordb_store.counts().nodes
+
+
 def test_token_counts_are_the_models_own_and_never_truncated(embedder):
     # chunk and fact token counts (context budgets) come from the Rust tokenizer without the transformers
     # wrapper: the counts must stay those of the model's tokenizer, special tokens included, untruncated

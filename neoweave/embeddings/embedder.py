@@ -4,7 +4,8 @@
 least as fast; "torch" (sentence-transformers) runs any model on any device. "auto" takes onnx when
 onnxruntime is installed and the model is exported, or can be exported now (torch installed: exported once,
 into the cache, with a log line), else torch. Both give the same vectors (cosine >= 1 - 1e-4) and the same
-token counts. Measurements: docs/benchmarks/embedder_runtime.md.
+token counts. Measurements: docs/benchmarks/embedder_runtime.md. A model named "NAME:int8" is NAME's int8
+variant (`quantize`), on the onnx runtime only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from neoweave.embeddings.models import (
     model_location,
     read_pipeline,
 )
+from neoweave.embeddings.quantize import int8_model, split_precision
 from neoweave.errors import ConfigError
 from neoweave.token_counting import wordpiece_counter
 
@@ -66,6 +68,8 @@ class Embedder:
         if runtime not in RUNTIMES:
             raise ConfigError(f"unknown embedding runtime {runtime!r} in {SETTING}", hint=" | ".join(RUNTIMES))
         self.model_name = model
+        """The model as the graph records it: the name, with ":int8" for the quantized variant."""
+        self._base, self.precision = split_precision(model)
         self.runtime = runtime
         self.batch_size = batch_size
         self.device = device
@@ -92,13 +96,19 @@ class Embedder:
 
     def _choose(self) -> _Choice:
         if self.runtime == "torch":
+            if self.precision == "int8":
+                raise ConfigError(f"embedding model '{self.model_name}' is an int8 variant, which runs on the onnx "
+                                  f"runtime only, but {SETTING} is \"torch\"",
+                                  hint=f'set embedding.runtime = "auto", or embedding.model = "{self._base}"')
             return _Choice("torch")
         choice, problem = self._onnx_choice()
         if problem is None:
             return choice
-        if self.runtime == "onnx":
-            raise ConfigError(f'{SETTING} is "onnx" but embedding model \'{self.model_name}\' cannot run on it: '
-                              f"{problem}", hint=_ONNX_HINT.format(model=self.model_name))
+        if self.runtime == "onnx" or self.precision == "int8":
+            needs = "is an int8 variant, which needs the onnx runtime" if self.precision == "int8" else \
+                f'needs the onnx runtime ({SETTING} is "onnx")'
+            raise ConfigError(f"embedding model '{self.model_name}' {needs}, but cannot run on it: {problem}",
+                              hint=_ONNX_HINT.format(model=self._base))
         log.debug("embedding runtime for %s: torch (%s)", self.model_name, problem)
         return _Choice("torch", directory=choice.directory, pipeline=choice.pipeline)
 
@@ -108,23 +118,23 @@ class Embedder:
 
         if self.device != "cpu":
             return _Choice("onnx"), f"the ONNX runtime runs on the CPU only (device {self.device!r})"
-        directory = model_directory(self.model_name)
+        directory = model_directory(self._base)
         if directory is None:
             return _Choice("onnx"), "its files are not on this machine (the torch runtime can download them)"
         try:
             pipeline = read_pipeline(directory)
         except UnsupportedModel as exc:
             return _Choice("onnx", directory), f"its pipeline has {exc}"
-        choice = _Choice("onnx", directory, pipeline, find_export(self.model_name, directory))
+        choice = _Choice("onnx", directory, pipeline, find_export(self._base, directory))
         if importlib.util.find_spec("onnxruntime") is None:
             return choice, "onnxruntime is not installed (pip install onnxruntime)"
         if choice.export is None:
-            failure = failed_export(self.model_name, directory)
+            failure = failed_export(self._base, directory)
             if failure is not None:
                 return choice, f"its ONNX export failed before ({failure})"
             missing = exporter_missing()
             if missing is not None:
-                return choice, (f"it is not exported ({export_path(self.model_name, directory)} is missing) and "
+                return choice, (f"it is not exported ({export_path(self._base, directory)} is missing) and "
                                 f"cannot be exported here ({missing} is not installed)")
         return choice, None
 
@@ -146,16 +156,16 @@ class Embedder:
             try:
                 return self._load_onnx(choice)
             except Exception as exc:
-                if self.runtime == "onnx":
+                if self.runtime == "onnx" or self.precision == "int8":  # no torch fallback was asked for
                     if isinstance(exc, ConfigError):
                         raise
                     raise ConfigError(f"cannot load the ONNX export of '{self.model_name}': {exc}",
-                                      hint=_ONNX_HINT.format(model=self.model_name)) from exc
+                                      hint=_ONNX_HINT.format(model=self._base)) from exc
                 log.warning("embedding model %s: the ONNX runtime failed (%s); using torch", self.model_name, exc)
                 self._choice = _Choice("torch", choice.directory, choice.pipeline)
         from neoweave.embeddings.torch_runtime import TorchRuntime
 
-        return TorchRuntime(self.model_name, model_location(self.model_name), self.device)
+        return TorchRuntime(self._base, model_location(self._base), self.device)
 
     def _load_onnx(self, choice: _Choice) -> OnnxRuntime:
         from neoweave.embeddings.onnx_export import export, find_export
@@ -165,14 +175,15 @@ class Embedder:
         export_dir = choice.export
         if export_dir is None:
             with _EXPORT_LOCK:  # two embedders of one process export once
-                export_dir = find_export(self.model_name, choice.directory)
+                export_dir = find_export(self._base, choice.directory)
                 if export_dir is None:
                     log.warning("embedding model %s has no ONNX export yet: exporting it once now (~10 s; torch "
                                 "is installed), later processes load it directly (scripts/setup.sh exports the "
-                                "bundled model)", self.model_name)
-                    export_dir = export(self.model_name)
+                                "bundled model)", self._base)
+                    export_dir = export(self._base)
             self._choice = _Choice("onnx", choice.directory, choice.pipeline, export_dir)
-        return OnnxRuntime(export_dir, choice.pipeline)
+        model_file = int8_model(export_dir) if self.precision == "int8" else None
+        return OnnxRuntime(export_dir, choice.pipeline, model_file=model_file)
 
     # -- what the model is ----------------------------------------------------------------------------------
     @property
@@ -181,8 +192,8 @@ class Embedder:
         neither tells."""
         if self._model is not None:
             return self._model.dimension
-        if self.model_name in KNOWN_DIMENSIONS:
-            return KNOWN_DIMENSIONS[self.model_name]
+        if self._base in KNOWN_DIMENSIONS:
+            return KNOWN_DIMENSIONS[self._base]
         pipeline = self._pipeline()
         return pipeline.dimension if pipeline is not None else self._load().dimension
 
@@ -203,7 +214,7 @@ class Embedder:
             return None
         if choice.pipeline is not None or choice.runtime == "onnx":
             return choice.pipeline
-        directory = model_directory(self.model_name)
+        directory = model_directory(self._base)
         try:
             return read_pipeline(directory) if directory is not None else None
         except UnsupportedModel:
@@ -211,11 +222,16 @@ class Embedder:
 
     # -- embedding and counting -----------------------------------------------------------------------------
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """Unit-length vectors, one per text, in order."""
+        """Unit-length vectors, one per text, in order. A text repeated in the call is embedded once (a quarter
+        of the inferred links' contexts on the Python docs repeat one another)."""
         if not texts:
             return []
+        unique = list(dict.fromkeys(texts))
         with self._model_lock:  # the fast tokenizer fails with "Already borrowed" when two threads share it
-            vectors = self._load().encode(texts, self.batch_size)
+            vectors = self._load().encode(unique, self.batch_size)
+        if len(unique) < len(texts):
+            row = {text: i for i, text in enumerate(unique)}
+            vectors = vectors[[row[text] for text in texts]]
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:

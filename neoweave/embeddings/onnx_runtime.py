@@ -56,7 +56,8 @@ class OnnxRuntime:
     name = "onnx"
 
     def __init__(self, export_dir: Path, pipeline: Pipeline, *, threads: int | None = None,
-                 optimization: Optimization = DEFAULT_OPTIMIZATION) -> None:
+                 optimization: Optimization = DEFAULT_OPTIMIZATION, model_file: Path | None = None) -> None:
+        """`model_file`: another graph of the same export (its int8 variant); default the export's own."""
         import onnxruntime as ort
 
         self.export_dir = export_dir
@@ -79,7 +80,7 @@ class OnnxRuntime:
             "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
         }[optimization]
         options.log_severity_level = 3  # errors only: its warnings would land on every command's stderr
-        self.session = ort.InferenceSession(str(export_dir / MODEL_FILE), options,
+        self.session = ort.InferenceSession(str(model_file or export_dir / MODEL_FILE), options,
                                             providers=["CPUExecutionProvider"])
         self._inputs = [i.name for i in self.session.get_inputs()]
         self._output = self.session.get_outputs()[0].name

@@ -162,8 +162,19 @@ _worker_extractor: FastExtractor | None = None
 def _start_worker(extractor: FastExtractor, parent_pid: int) -> None:
     global _worker_extractor
     die_with_parent(parent_pid)  # before the model: a worker orphaned while loading exits at once
+    _without_torch()
     _worker_extractor = extractor
     extractor.nlp  # noqa: B018 - load the model once per worker
+
+
+def _without_torch() -> None:
+    """Keep torch out of a worker: thinc imports it when installed (about 3 s of the ~5 s a worker took to
+    load spaCy, docs/benchmarks/indexing.md), and the small pipeline runs on thinc's numpy ops without it.
+    Only in the spawned worker, which runs nothing else; a torch already imported is left alone."""
+    import sys
+
+    if "torch" not in sys.modules:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` now raises ImportError
 
 
 def _extract_in_worker(chunks: list[tuple[str, str]]) -> list[ChunkExtraction]:
