@@ -166,6 +166,34 @@ def test_global_search_parameters_and_errors(reported, embedder):
     assert MapAnswer.model_validate({"points": ["bare"]}).points[0].score == 50
 
 
+def test_leaf_or_top_maps_the_level_whose_reports_match_the_question(reported, embedder):
+    """PankRAG's multi-scale choice: the leaf level when a leaf report matches the question best, the top level
+    when a top report does (a report whose vector is the question's own is added at that level, so the choice is
+    known)."""
+    levels = {row["level"] for row in reported.query("MATCH (c:Community) WHERE c.full_report IS NOT NULL "
+                                                     "RETURN DISTINCT c.level AS level")}
+    top, leaf = min(levels), max(levels)
+    assert top < leaf  # the fixture's graph has a hierarchy
+    detail, theme = "Who was the mistress of Lothair II?", "What do these documents say about kingdoms?"
+    for question, level in ((detail, leaf), (theme, top)):
+        reported.query("CREATE (:Community {id: $id, level: $level, children: 0, title: $q, full_report: $q, "
+                       "rating: 5.0, token_count: 12, embedding: vecf32($v)})",
+                       {"id": f"community:{level}:test", "level": level, "q": question,
+                        "v": embedder.embed_query(question)}, write=True)
+        analyst = ScriptedAnalyst()
+        result = strategy("community_global", reported, embedder, analyst, level_choice="leaf_or_top",
+                          choice_reports=1).retrieve(question)
+        assert result.parameters["level_choice"] == "leaf_or_top"
+        choice = result.parameters["chosen_level"]
+        assert (choice["level"], choice["top"], choice["leaf"]) == (level, top, leaf), str(choice)
+        assert choice[f"{'leaf' if level == leaf else 'top'}_score"] == pytest.approx(1.0, abs=1e-4)
+        assert sum(p.count("--- Report ") for p in analyst.map_prompts) == len(_reports(reported, level))
+    fixed = strategy("community_global", reported, embedder, ScriptedAnalyst()).retrieve(detail)
+    assert "chosen_level" not in fixed.parameters  # the default maps `level` (0) and chooses nothing
+    with pytest.raises(NeoweaveError, match="level_choice must be one of fixed, leaf_or_top"):
+        strategy("community_global", reported, embedder, ScriptedAnalyst(), level_choice="leaf").retrieve("x")
+
+
 def test_global_search_with_the_local_model(reported, embedder, llm_data_dir, model_dir):
     llm_settings = {"model": "qwen2.5-coder-0.5b", "local_model_dir": model_dir}
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": llm_data_dir}, "llm": llm_settings})

@@ -300,6 +300,9 @@ def test_pank_as_published_keeps_independent_retrievals_and_scores_by_the_retrie
                      k=3, candidates=6)
     assert (paper.intrinsic, paper.rerank_independent, paper.global_strategy) == ("retriever", False,
                                                                                   "community_global")
+    assert paper.global_level_choice == "leaf_or_top"  # abstract questions: leaf or high-level summaries
+    with pytest.raises(NeoweaveError, match="global_level_choice"):
+        strategy("pank", opera, embedder, ScriptedPlanner(PANK_PLAN), global_level_choice="leaf").retrieve("x")
     result = paper.retrieve(QUESTION)
     naive = strategy("naive", opera, embedder, k=6)
     independent = next(s for s in result.sub_questions if s.id == "1")

@@ -314,6 +314,7 @@ EXAMPLES = {
     "community_show": {"community_id": "community:0:x"},
     "community_top": {"level": -1, "limit": 5},
     "global_level_reports": {"level": 1, "min_rating": 0.0, "embedding": _unit([1, 0, 0, 0]), "limit": 5},
+    "community_level_match": {"embedding": _unit([1, 0, 0, 0]), "min_rating": 0.0, "m": 3},
     "community_report": {"id": "community:0:x"},
     "local_entity_communities": {"entity_ids": ["code:asyncio"], "max_level": 2},
     "local_entity_chunks": {"entity_ids": ["code:asyncio"], "embedding": _unit([1, 0, 0, 0]), "limit": 5},

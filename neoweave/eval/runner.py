@@ -8,7 +8,6 @@ when its document title, or its section URL, is in the evidence.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import statistics
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from tqdm import tqdm
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval import measures, metrics
+from neoweave.eval.datasets.common import numbered_jsonl
 from neoweave.eval.ground_truth import ground_truth_contexts, score_contexts
 from neoweave.eval.judge import MEASURES, Judge
 from neoweave.eval.paper_measures import khl_scores
@@ -46,22 +46,19 @@ class Question:
     """The ground-truth context when the QA file gives it (MultiHop-RAG's facts), for the retrieval BERTScore."""
 
 
+QA_HINT = 'expected one JSON object a line: {"id", "question", "answer", "evidence": [...]}'
+
+
 def load_qa(path: str | Path) -> list[Question]:
     path = Path(path)
-    if not path.is_file():
-        raise NeoweaveError(f"QA file not found: {path}")
     questions = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, row in numbered_jsonl(path, "QA file", QA_HINT):
         try:
-            row = json.loads(line)
             questions.append(Question(str(row["id"]), row["question"], row.get("answer", ""),
                                       list(row.get("aliases") or []), list(row["evidence"]),
                                       row.get("type") or "all", [str(t) for t in row.get("evidence_text") or []]))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise NeoweaveError(f"{path}:{number}: not a QA record ({exc})",
-                                hint='expected {"id", "question", "answer", "evidence": [...]}') from exc
+        except (KeyError, TypeError) as exc:
+            raise NeoweaveError(f"{path}:{number}: not a QA record ({exc})", hint=QA_HINT) from exc
     if not questions:
         raise NeoweaveError(f"{path}: no questions")
     return questions

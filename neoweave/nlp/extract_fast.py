@@ -168,8 +168,8 @@ def _start_worker(extractor: FastExtractor, parent_pid: int) -> None:
 
 
 def _without_torch() -> None:
-    """Keep torch out of a worker: thinc imports it when installed (about 3 s of the ~5 s a worker took to
-    load spaCy, docs/benchmarks/indexing.md), and the small pipeline runs on thinc's numpy ops without it.
+    """Keep torch out of a worker: thinc imports it when installed (the first extraction of two new workers took
+    2.3 s with it, 1.1 s without: docs/benchmarks/indexing.md), and the small pipeline runs on thinc's numpy ops.
     Only in the spawned worker, which runs nothing else; a torch already imported is left alone."""
     import sys
 

@@ -1,7 +1,8 @@
 """Community global search (microsoft/graphrag's global search; the thesis's Community-Graph RAG, global side).
 
 1. Take the community reports of one level (and shallower communities not split further, so every clustered
-   entity is covered once), optionally only the `max_reports` closest to the question.
+   entity is covered once), optionally only the `max_reports` closest to the question. The level is fixed, or
+   (`level_choice=leaf_or_top`, PankRAG) the leaf or the top level, whichever matches the question better.
 2. Shuffle them (seeded) into batches that fit `map_context_tokens`; the map step asks the LLM for the key
    points each batch holds for the question, each scored 0-100 for helpfulness. Calls run concurrently
    within the gateway's limit.
@@ -73,6 +74,7 @@ class MapAnswer(BaseModel):
         return value
 
 
+LEVEL_CHOICES = ("fixed", "leaf_or_top")
 _ALL_REPORTS = 2**31 - 1  # the statement's limit when every report of the level is mapped
 _HEADER_TOKENS = 5  # "--- Report N" before each report in a map prompt
 
@@ -98,6 +100,14 @@ class CommunityGlobalRetriever(Strategy):
     level: int = 0
     """Community level whose reports are mapped: 0, the coarsest, has the fewest and broadest reports (corpus-wide
     questions); deeper levels are finer and many more (graphrag's community_level, which defaults to 2)."""
+    level_choice: str = "fixed"
+    """fixed: map the reports of `level`. leaf_or_top: PankRAG's multi-scale choice (004 l. 108: leaf-level
+    summaries for detailed information, higher-level ones for thematic overviews; the paper does not say how it
+    chooses): of the top level (0) and the leaf level (the deepest), the one whose `choice_reports` reports
+    closest to the question are closer on average. A question about a detail matches one leaf report closely;
+    a thematic one matches the broad reports."""
+    choice_reports: int = 3
+    """Reports per level whose mean cosine to the question decides the leaf_or_top choice."""
     max_reports: int = 0
     """0: every report of the level (graphrag); N: only the N closest to the question by embedding, for
     small local models, where each map call takes seconds."""
@@ -116,7 +126,10 @@ class CommunityGlobalRetriever(Strategy):
 
     def validate(self) -> None:
         self._at_least(0, "k", "level", "max_reports", "min_score")
-        self._at_least(1, "map_context_tokens", "map_max_tokens", "reduce_context_tokens")
+        self._at_least(1, "map_context_tokens", "map_max_tokens", "reduce_context_tokens", "choice_reports")
+        if self.level_choice not in LEVEL_CHOICES:
+            raise NeoweaveError(f"community_global: level_choice must be one of {', '.join(LEVEL_CHOICES)}, "
+                                f"got {self.level_choice!r}")
         if self.llm is None:
             raise NeoweaveError("community_global needs an LLM gateway for its map step",
                                 hint="pass llm=create_gateway(settings); the CLI and `neoweave eval` do this")
@@ -125,11 +138,13 @@ class CommunityGlobalRetriever(Strategy):
         with cost.timed("embed"):
             embedding = self.embedder.embed_query(question)
         with cost.timed("graph"):
-            rows = self._run(trace, "global_level_reports", {"level": self.level, "min_rating": self.min_rating,
+            level = self._leaf_or_top(embedding, trace, result) if self.level_choice == "leaf_or_top" \
+                else self.level
+            rows = self._run(trace, "global_level_reports", {"level": level, "min_rating": self.min_rating,
                                                              "embedding": embedding,
                                                              "limit": self.max_reports or _ALL_REPORTS})
         if not rows:
-            raise NeoweaveError(f"community_global: no community report at level {self.level} (or a shallower "
+            raise NeoweaveError(f"community_global: no community report at level {level} (or a shallower "
                                 f"community not split further) rated {self.min_rating} or more",
                                 hint="run `neoweave enrich communities` (or choose a level `neoweave communities "
                                      "list` shows)")
@@ -174,6 +189,21 @@ class CommunityGlobalRetriever(Strategy):
             for community_id in point.community_ids:
                 trace.node(community_id)
         return []
+
+    def _leaf_or_top(self, embedding: list[float], trace: Trace, result: RetrievalResult) -> int:
+        """The leaf or the top level, whichever's closest reports match the question better (ties: the top);
+        `level` when no report has an embedding. The choice and both scores go into the result's parameters as
+        `chosen_level`."""
+        rows = self._run(trace, "community_level_match", {"embedding": embedding, "min_rating": self.min_rating,
+                                                          "m": self.choice_reports})
+        means = {int(row["level"]): sum(row["best"]) / len(row["best"]) for row in rows if row["best"]}
+        if not means:
+            return self.level
+        top, leaf = min(means), max(means)
+        chosen = leaf if means[leaf] > means[top] else top
+        result.parameters["chosen_level"] = {"level": chosen, "top": top, "leaf": leaf,
+                                             "top_score": round(means[top], 4), "leaf_score": round(means[leaf], 4)}
+        return chosen
 
     def _batches(self, reports: list[_Report]) -> list[list[_Report]]:
         """Reports shuffled with `seed`, packed into batches within `map_context_tokens` (one report larger than

@@ -37,6 +37,7 @@ from neoweave.query.base import (
     Trace,
     register,
 )
+from neoweave.query.community_global import LEVEL_CHOICES
 from neoweave.query.iterative import (
     absorb,
     answer_sub_question,
@@ -66,9 +67,10 @@ class PankRAG(Strategy):
     needs_llm: ClassVar[bool] = True
     paper: ClassVar[dict[str, Any] | None] = {
         "local_strategy": "community_local", "global_strategy": "community_global", "intrinsic": "retriever",
-        "rerank_independent": False, "alpha_specific": 0.6, "beta_specific": 0.4, "disambiguate": True}
-    paper_source: ClassVar[str] = "PankRAG, 004 l. 88-116 (plan, GraphRAG local and global search, reranking), " \
-        "l. 207-209 (alpha:beta = 0.6:0.4)"
+        "rerank_independent": False, "alpha_specific": 0.6, "beta_specific": 0.4, "disambiguate": True,
+        "global_level_choice": "leaf_or_top"}
+    paper_source: ClassVar[str] = "PankRAG, 004 l. 88-116 (plan, GraphRAG local and global search, leaf or " \
+        "high-level summaries, reranking), l. 207-209 (alpha:beta = 0.6:0.4)"
 
     max_sub_questions: int = 4
     """Sub-questions in a plan at most (a longer plan is cut, the cut recorded)."""
@@ -84,6 +86,9 @@ class PankRAG(Strategy):
     global_strategy: str = "auto"
     """Retriever of abstract questions' sub-questions (auto: community_global when the graph has communities,
     else the local one)."""
+    global_level_choice: str = "fixed"
+    """community_global's `level_choice` when it retrieves for abstract questions: fixed (its `level`, 0) or
+    leaf_or_top (the paper's choice between leaf-level and high-level summaries, l. 108, per sub-question)."""
     alpha_specific: float = 0.6
     beta_specific: float = 0.4
     alpha_abstract: float = 0.75
@@ -113,6 +118,9 @@ class PankRAG(Strategy):
                        "final_facts")
         if self.intrinsic not in ("similarity", "retriever"):
             raise NeoweaveError(f"pank: intrinsic must be similarity or retriever, got {self.intrinsic!r}")
+        if self.global_level_choice not in LEVEL_CHOICES:
+            raise NeoweaveError(f"pank: global_level_choice must be one of {', '.join(LEVEL_CHOICES)}, "
+                                f"got {self.global_level_choice!r}")
         if self.question_type not in ("auto", "specific", "abstract"):
             raise NeoweaveError(f"pank: question_type must be auto, specific or abstract, got {self.question_type!r}")
         if self.llm is None:
@@ -139,7 +147,8 @@ class PankRAG(Strategy):
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         plan = self._plan(question, cost, result)
-        retriever = sub_retriever(self, self.retriever_for(plan.type), k=self.candidates)
+        retriever = sub_retriever(self, self.retriever_for(plan.type), k=self.candidates,
+                                  level_choice=self.global_level_choice)
         resolved: dict[str, _Resolved] = {}
         for level in plan.levels():
             done = each_in_flight(self.llm, lambda node: self._resolve(question, node, plan.type, retriever,

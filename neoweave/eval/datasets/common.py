@@ -51,6 +51,12 @@ def read_json_list(path: Path, what: str, hint: str) -> list[Any]:
 
 def read_jsonl(path: Path, what: str, hint: str) -> list[dict[str, Any]]:
     """A downloaded JSON Lines file, each line an object; a bad line is an error naming file and line."""
+    return [row for _, row in numbered_jsonl(path, what, hint)]
+
+
+def numbered_jsonl(path: Path, what: str, hint: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSON Lines file, so a caller checking the records can
+    name the line too; a missing file, an unreadable one or a line that is not a JSON object is an error."""
     if not path.is_file():
         raise NeoweaveError(f"{what} not found: {path}", hint=hint)
     rows = []
@@ -67,7 +73,7 @@ def read_jsonl(path: Path, what: str, hint: str) -> list[dict[str, Any]]:
             raise NeoweaveError(f"{path}:{number}: not JSON ({exc})", hint=hint) from exc
         if not isinstance(row, dict):
             raise NeoweaveError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}", hint=hint)
-        rows.append(row)
+        rows.append((number, row))
     return rows
 
 

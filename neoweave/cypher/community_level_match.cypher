@@ -1,0 +1,15 @@
+// community_global's leaf-or-top choice (PankRAG's multi-scale retrieval): per community level, the cosines of
+// the reports closest to the question, best first. The question vector is bound once, after the scan.
+// @param embedding: VECTOR  question embedding
+// @param min_rating: FLOAT  reports rated lower are left out
+// @param m: INTEGER  cosines returned per level
+MATCH (c:Community)
+WITH c
+WHERE c.full_report IS NOT NULL AND c.embedding IS NOT NULL AND coalesce(c.rating, 0.0) >= $min_rating
+WITH collect(c) AS reports, {{vector $embedding}} AS question_vector
+UNWIND reports AS c
+WITH c.level AS level, {{cosine c.embedding question_vector}} AS score
+ORDER BY level, score DESC
+WITH level, collect(score) AS scores
+RETURN level, scores[..$m] AS best
+ORDER BY level
