@@ -148,7 +148,7 @@ def main() -> None:
             results.append(result)
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-              "load_before": os.getloadavg(), "results": results}
+              "load_at_end": os.getloadavg(), "results": results}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
