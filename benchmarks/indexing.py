@@ -9,7 +9,8 @@ fresh data directory, process start-up included; where each second goes, and wha
 
 For every corpus and model: wall seconds of each command, CPU seconds of the command with its children
 (spaCy workers) and of the embedded FalkorDB server, the reports' own phase times (parse/embed/write; extraction,
-writes and each graph-wide phase), chunks/s end to end, and the tokens the model read (the embedding floor).
+writes and each graph-wide phase), chunks/s end to end, the tokens the model read (the embedding floor), and
+FalkorDB's memory by layer.
 With `--eval`, naive and ppr retrieval at k 2, 5, 10 on each graph built (the quality side of a faster model
 variant). Run alone on an idle machine. `--work DIR` keeps the graphs (default: a temporary directory, removed).
 """
@@ -109,6 +110,28 @@ def embedded_tokens(data_dir: Path, model: str) -> dict[str, int]:
     return tokens
 
 
+def graph_memory(data_dir: Path) -> dict:
+    """FalkorDB's own account of the graph's memory (`GRAPH.MEMORY USAGE`: attributes by label and relationship
+    type, matrices, indexes) and the server's used memory (the vector indexes' HNSW graphs included), in MB."""
+    sys.path.insert(0, str(ROOT))
+    from neoweave.store.falkordb_server import EmbeddedFalkorDB
+    from neoweave.store.falkordb_store import FalkorDBStore
+
+    store = FalkorDBStore(server=EmbeddedFalkorDB(data_dir))
+    try:
+        store.query("RETURN 1")
+        connection = store._db.connection  # the embedded server's redis connection
+        reply = connection.execute_command("GRAPH.MEMORY", "USAGE", store.graph_name)
+        usage = dict(zip(reply[::2], reply[1::2], strict=True))
+        for key, value in usage.items():
+            if isinstance(value, list):  # [name, mb, name, mb, ...]
+                usage[key] = dict(zip(value[::2], value[1::2], strict=True))
+        usage["server_used_memory_mb"] = round(connection.info("memory")["used_memory"] / 2**20)
+        return usage
+    finally:
+        store.close()
+
+
 def evaluate(result: dict, qa: str, work: Path) -> dict:
     path, _, qtype = qa.partition(":")
     out = work / f"eval-{Path(result['data_dir']).name}"
@@ -138,6 +161,7 @@ def main() -> None:
         for model in args.model or ["all-MiniLM-L6-v2"]:
             result = build(corpus, source, model, work)
             result["tokens_embedded"] = embedded_tokens(Path(result["data_dir"]), model)
+            result["memory_mb"] = graph_memory(Path(result["data_dir"]))
             subprocess.run([PYTHON, "-m", "neoweave.cli", "--data-dir", result["data_dir"], "server", "stop"],
                            cwd=ROOT, capture_output=True)
             if corpus in questions:
