@@ -211,3 +211,12 @@ def test_a_text_repeated_in_one_call_is_embedded_once_and_returned_in_place(onnx
     assert encoded == [["Edvard Munch painted The Scream.", "q", ""]]
     alone = np.array([onnx.embed([text])[0] for text in texts])
     assert np.allclose(vectors, alone, atol=1e-5) and np.array_equal(vectors[0], vectors[2])
+
+
+def test_an_int8_model_that_cannot_be_written_is_a_clear_error(tmp_path):
+    from neoweave.embeddings.quantize import int8_model
+
+    not_a_directory = tmp_path / "export"
+    not_a_directory.write_text("")  # an export path that cannot take the quantized file (root or not)
+    with pytest.raises(ConfigError, match="cannot write the int8 model next to the export"):
+        int8_model(not_a_directory)

@@ -48,7 +48,11 @@ def int8_model(export_dir: Path) -> Path:
             raise ConfigError("an int8 embedding model needs the onnx package to quantize the export once",
                               hint="pip install onnx, or drop ':int8' from embedding.model") from exc
         log.warning("quantizing %s to int8 once (a few seconds)", export_dir / "model.onnx")
-        handle, scratch = tempfile.mkstemp(prefix=".int8-", suffix=".onnx", dir=export_dir)
+        try:
+            handle, scratch = tempfile.mkstemp(prefix=".int8-", suffix=".onnx", dir=export_dir)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the int8 model next to the export in {export_dir}: {exc}",
+                              hint="make the directory writable once, or drop ':int8' from embedding.model") from exc
         os.close(handle)
         try:
             quantize_dynamic(str(export_dir / "model.onnx"), scratch, per_channel=True,
