@@ -103,7 +103,8 @@ def test_write_batches_sends_every_row_in_batches(falkordb_store):
     before = falkordb_store.statement_counts["upsert_tags"]
     assert falkordb_store.write_batches("upsert_tags", rows, batch_size=3) == 7
     assert falkordb_store.statement_counts["upsert_tags"] - before == 3
-    assert list(falkordb_store.recent_statements)[-3:] == ["upsert_tags"] * 3
+    # the batches are one write span: a new stamp before the first and after the last, not one per batch
+    assert list(falkordb_store.recent_statements)[-5:] == ["meta_stamp_set", *["upsert_tags"] * 3, "meta_stamp_set"]
     assert falkordb_store.counts().nodes["Tag"] == 7
     # MERGE on the key: writing again changes nothing
     again = [{"name": f"tag{i}"} for i in range(7)]
@@ -407,18 +408,22 @@ for _rel in SCHEMA.relationships:
         "vectors": {name: _unit([1, 0, 0, 0]) for name in vector_properties(_rel.properties)}}]}
     WRITES.add(rel_statement("import", _rel))
 EXAMPLES.update({
+    "meta_stamp_get": {"id": "meta"},
+    "meta_stamp_set": {"id": "meta", "stamp": "0123456789abcdef"},
+    **{f"walk_index_{part}": {"after": "", "limit": 10}
+       for part in ("chunks", "mentions", "entities", "related", "links")},
     "import_progress_get": {},
     "import_progress_start": {"fingerprint": "f", "source": "/nowhere/export", "now": NOW},
     "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},
     "import_progress_clear": {},
 })
-WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear"}
+WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "graph_labels", "vector_search",
                 "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
-                "kg_section_titles", "kg_document_anchors"}
+                "kg_section_titles", "kg_document_anchors", "meta_stamp_get", "walk_index_chunks"}
 
 
 def test_every_falkordb_statement_has_an_example():

@@ -1,9 +1,9 @@
 """Graph snapshots and their difference: is a graph maintained by increments the graph a rebuild would give?
 
 A snapshot holds every node (by label and key) and every relationship (by type and its ends' keys, parallel
-edges as a multiset) with its properties, minus the declared exceptions: timestamps (when, not what) and
-nothing else. Floats are compared to 1e-9 relative, vectors (embeddings) by cosine: the embedder pads a batch
-to its longest text, so the same text embedded in another batch differs in the 7th digit. The randomized
+edges as a multiset) with its properties, minus the declared exceptions: timestamps and the write stamp (when,
+not what), and nothing else. Floats are compared to 1e-9 relative, vectors (embeddings) by cosine: the embedder
+pads a batch to its longest text, so the same text embedded in another batch differs in the 7th digit. The randomized
 incremental-vs-rebuild check (`neoweave.kb.rebuild_check`) diffs two of them.
 """
 
@@ -18,6 +18,10 @@ from neoweave.store.base import GraphStore
 
 TIMESTAMPS = frozenset({"created_at", "updated_at", "edited_at", "undone_at"})
 """Properties recording when something was written: differ between any two builds, by design."""
+
+STAMP = frozenset({"stamp"})
+"""The Meta node's write stamp (`GraphStore.stamp`): which write came last, never part of what a graph holds, so
+always left out (even with `ignore` empty)."""
 
 SETS = frozenset({"enriched"})
 """List properties that are sets: a chunk's `enriched` lists the step signatures that processed it, in the order
@@ -93,6 +97,7 @@ class Snapshot:
 def snapshot(store: GraphStore, *, ignore: frozenset[str] = TIMESTAMPS) -> Snapshot:
     """Read the whole graph into a `Snapshot` (for test- and benchmark-sized graphs: it holds every vector)."""
     shot = Snapshot()
+    ignore = ignore | STAMP
     for row in store.run("snapshot_nodes"):
         label = ":".join(sorted(row["labels"]))
         props = {k: _plain(v, as_set=k in SETS) for k, v in row["props"].items() if k not in ignore}

@@ -40,10 +40,12 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
         indexes = store.indexes()
         constraints = store.constraints()
         levels = store.run("community_levels") if counts.nodes.get("Community") else []
+        walk = kb.walk_index() if meta is not None else None
     if as_json:
         print(json.dumps({"store": health, "meta": meta, "nodes": counts.nodes,
                           "relationships": counts.relationships, "indexes": indexes,
-                          "constraints": constraints, "community_levels": levels}, default=str, indent=2))
+                          "constraints": constraints, "community_levels": levels, "walk_index": walk},
+                         default=str, indent=2))
         return
     console.print(f"[bold]store[/bold]: {health['backend']} at {health['address']} "
                   f"({'ok' if health['ok'] else 'NOT ANSWERING'})")
@@ -73,6 +75,25 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
             f"{int(r['communities'] - r['llm_reports'] - r['without_report'])} fast"
             + (f", {int(r['without_report'])} missing" if r["without_report"] else "") + ")" for r in levels),
             highlight=False)
+    if walk is not None:
+        console.print(_walk_index_line(walk), highlight=False)
+
+
+def _walk_index_line(walk: dict[str, Any]) -> str:
+    if not walk["current"]:
+        return ("walk index: not current (ppr reads the store; `neoweave walk-index` builds it, and writes keep it "
+                "current once built)")
+    return (f"walk index: current ({walk['chunks']} chunks, {walk['entities']} entities, {walk['links']} links, "
+            f"{walk['bytes'] / 1e6:.0f} MB in {walk['directory'] or 'memory'})")
+
+
+@app.command("walk-index")
+def walk_index() -> None:
+    """Build ppr's walk index (its expansion in memory instead of a statement per hop) for the graph as it is.
+    `enrich kg` builds it; once built, every write through neoweave rebuilds it after it."""
+    with knowledge_base() as kb:  # reads the graph (and stamps one last written before stamps came in)
+        walk = kb.walk_index(rebuild=True, progress=True)
+    console.print(_walk_index_line(walk), highlight=False)
 
 
 @app.command()

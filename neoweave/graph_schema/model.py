@@ -187,9 +187,11 @@ SCHEMA = GraphSchema(
         NodeLabel(
             "Meta",
             key="id",
-            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "fingerprint",
-                        "members_changed", "import_source", "records_loaded"),
-            doc="One node recording the schema version and the embedding model the graph was built with; "
+            properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "stamp",
+                        "fingerprint", "members_changed", "import_source", "records_loaded"),
+            doc="One node recording the schema version and the embedding model the graph was built with, and the "
+                "write stamp (a random token every write through neoweave replaces: ppr's walk index is used only "
+                "at the stamp it was built at); "
                 "id 'communities' records the entity graph the communities were detected on, and the communities "
                 "a member of which changed since their report (members_changed); id 'import' marks an unfinished "
                 "`neoweave import` (fingerprint of the export's manifest, import_source, records_loaded).",

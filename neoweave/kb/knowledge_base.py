@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,20 +159,20 @@ class KnowledgeBase:
 
         if isinstance(source, str | Path) and not Path(source).expanduser().exists():
             raise NeoweaveError(f"ingest path not found: {source}")  # before the store or the model starts
-        self._writable("ingest")
         built = ingest_options(progress, options, command="ingest")
-        ingestor = Ingestor(self.store, self.embedder, built)
-        if isinstance(source, str | Path):
-            return ingestor.ingest(source)
-        return ingestor.ingest_records(source, source=source_name)
+        with self._writing("ingest"):
+            ingestor = Ingestor(self.store, self.embedder, built)
+            if isinstance(source, str | Path):
+                return ingestor.ingest(source)
+            return ingestor.ingest_records(source, source=source_name)
 
     def delete(self, key: str) -> list[str]:
         """Delete the documents whose id is `key`, or that were read from the file or folder `key`, with what
         was derived from them; returns their ids."""
         from neoweave.ingest import delete_documents
 
-        self._writable("delete")
-        return delete_documents(self.store, key)
+        with self._writing("delete"):
+            return delete_documents(self.store, key)
 
     def sync(self, path: str | Path, *, dry_run: bool = False, allow_empty: bool = False, progress: bool = False,
              **options: Any) -> SyncReport:
@@ -189,16 +190,16 @@ class KnowledgeBase:
         if dry_run:
             if self.store.read_meta() is not None:
                 self.check_graph()  # another embedding model would make every document look changed
-        else:
-            self._writable("sync")
-        return sync(self.store, self.embedder, path, built, dry_run=dry_run, allow_empty=allow_empty)
+            return sync(self.store, self.embedder, path, built, dry_run=True, allow_empty=allow_empty)
+        with self._writing("sync"):
+            return sync(self.store, self.embedder, path, built, dry_run=False, allow_empty=allow_empty)
 
     def embed_link_contexts(self, *, progress: bool = False) -> int:
         """Embed every link context still missing (graphs built before ingest did it); returns how many."""
         from neoweave.ingest.link_contexts import embed_all_link_contexts
 
-        self._writable("embedding link contexts")
-        return embed_all_link_contexts(self.store, self.embedder, progress=progress)
+        with self._writing("embedding link contexts"):
+            return embed_all_link_contexts(self.store, self.embedder, progress=progress)
 
     def enrich(self, step: str, method: str = "fast", *, limit: int | None = None, doc_ids: list[str] | None = None,
                chunk_ids: list[str] | None = None, progress: bool = False, **parameters: Any) -> EnrichReport:
@@ -212,8 +213,9 @@ class KnowledgeBase:
                                   what=f"enrich step '{step}'")
         chosen = make_step(step, **typed)
         llm = self.llm if chosen.method == "llm" else None
-        return run(chosen, self.store, embedder=self.embedder, llm=llm, limit=limit, doc_ids=doc_ids,
-                   chunk_ids=chunk_ids, progress=progress)
+        with self._writing(f"enrich {step}", walk_index=step == "kg", progress=progress):
+            return run(chosen, self.store, embedder=self.embedder, llm=llm, limit=limit, doc_ids=doc_ids,
+                       chunk_ids=chunk_ids, progress=progress)
 
     # -- asking it -------------------------------------------------------------------------------
     def strategy(self, name: str, **parameters: Any) -> Strategy:
@@ -315,9 +317,10 @@ class KnowledgeBase:
     def cypher(self, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
                ) -> list[dict[str, Any]]:
         """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`."""
-        if write:
-            self._writable("a writing Cypher query")
-        return self.store.query(text, params, write=write)
+        if not write:
+            return self.store.query(text, params)
+        with self._writing("a writing Cypher query"):
+            return self.store.query(text, params, write=True)
 
     def status(self) -> dict[str, Any]:
         """Store health, schema and embedding model, counts per label and relationship type."""
@@ -359,8 +362,8 @@ class KnowledgeBase:
         the embedded store to Neo4j. `on_batch(done, total)` is called after each batch."""
         from neoweave.kb.transfer import import_graph
 
-        self._writable("import")
-        report = import_graph(self.store, src, batch_size=batch_size, progress=progress, on_batch=on_batch)
+        with self._writing("import"):
+            report = import_graph(self.store, src, batch_size=batch_size, progress=progress, on_batch=on_batch)
         if report["embedding_model"] != self.settings.embedding.model:
             log.warning("the imported graph's embedding model is %s, the configuration's %s: set embedding.model "
                         "(NEOWEAVE_EMBEDDING_MODEL) to query it", report["embedding_model"],
@@ -393,7 +396,25 @@ class KnowledgeBase:
                               make_strategy=self.strategy_factory(), corpus=corpus, limit=limit, types=types,
                               title=title, progress=progress)
 
+    def walk_index(self, *, rebuild: bool = False, progress: bool = False) -> dict[str, Any]:
+        """The state of ppr's walk index (`query.walk_index`): whether one matches the graph's write stamp, where
+        it is saved, its size. With `rebuild`, build it first when it does not (reads the graph only)."""
+        from neoweave.kb.walk import walk_index_state
+
+        return walk_index_state(self.store, rebuild=rebuild, writable=not self.read_only, progress=progress)
+
     # -- internals -------------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self, what: str, *, walk_index: bool = False, progress: bool = False) -> Iterator[None]:
+        """A write operation: refused read-only; its writes replace the graph's stamp once before and once after
+        (`GraphStore.writing`); then ppr's walk index is kept current (`kb.walk.after_write`)."""
+        from neoweave.kb.walk import after_write
+
+        self._writable(what)
+        with self.store.writing():
+            yield
+        after_write(self.store, what, build=walk_index, progress=progress)
+
     def _writable(self, what: str) -> None:
         if self.read_only:
             from neoweave.errors import ReadOnlyViolation

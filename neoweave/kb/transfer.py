@@ -91,14 +91,18 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
     return manifest
 
 
+NOT_EXPORTED = frozenset({"stamp"})
+"""Node properties an export leaves out: the Meta node's write stamp names the last write to this store, not
+something the graph holds (the importing store gets its own)."""
+
+
 def _export_nodes(store: GraphStore, label: NodeLabel, out: IO[bytes], size: int, done: Callable[[int], None]
                   ) -> int:
     """Write one label's nodes page by page; returns how many."""
     vectors, written = files.vector_properties(label.properties), 0
-    for rows in _pages(store, files.node_statement("export", label), size, "key"):
-        out.writelines(files.record_line({"key": row["key"], "properties": files.compact_vectors(row["properties"],
-                                                                                                 vectors)})
-                       for row in rows)
+    for rows in store.pages(files.node_statement("export", label), size, "key"):
+        out.writelines(files.record_line({"key": row["key"], "properties": files.compact_vectors(
+            {k: v for k, v in row["properties"].items() if k not in NOT_EXPORTED}, vectors)}) for row in rows)
         written += len(rows)
         done(len(rows))
     return written
@@ -108,7 +112,7 @@ def _export_relationships(store: GraphStore, rel: RelType, vectors: tuple[str, .
                           done: Callable[[int], None]) -> int:
     """Write one schema pattern's relationships by pages of start nodes; returns how many."""
     written = 0
-    for rows in _pages(store, files.rel_statement("export", rel), size, "start_key"):
+    for rows in store.pages(files.rel_statement("export", rel), size, "start_key"):
         first: dict[str, int] = {}
         for number, row in enumerate(rows):
             first.setdefault(row["start_key"], number)
@@ -121,20 +125,6 @@ def _export_relationships(store: GraphStore, rel: RelType, vectors: tuple[str, .
         written += len(edges)
         done(len(edges))
     return written
-
-
-def _pages(store: GraphStore, statement: str, size: int, cursor: str) -> Iterator[list[dict[str, Any]]]:
-    """Pages of an export statement in key order: each starts after the last key of the one before (keyset paging:
-    every page is an index range, not an offset counted from the start)."""
-    after = ""
-    while True:
-        rows = store.run(statement, {"after": after, "limit": size})
-        if not rows:
-            return
-        yield rows
-        after = rows[-1][cursor]
-        if len({row[cursor] for row in rows}) < size:
-            return
 
 
 def _check_covered(store: GraphStore, counts: Counts) -> None:

@@ -337,6 +337,9 @@ class Strategy:
         only reads, and an unembedded link would silently rank last."""
         with cost.timed("graph"):
             missing = self._run(trace, statement, params)
+        self._raise_missing_link_contexts(missing)
+
+    def _raise_missing_link_contexts(self, missing: list[dict[str, Any]]) -> None:
         if missing:
             first = missing[0]
             raise NeoweaveError(

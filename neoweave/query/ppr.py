@@ -37,8 +37,11 @@ from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
 from neoweave.query.question_types import classify_rules
 from neoweave.query.rerank import rerank
+from neoweave.query.walk_expand import expand, missing_link_contexts
+from neoweave.query.walk_index import WalkIndex, WalkIndexes
 
 GENERIC_TYPES = frozenset({"concept", "date", "time"})
+WALK_INDEX_USES = ("auto", "build", "store")
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
                                     "both": ["authored", "inferred"], "none": []}
 
@@ -128,6 +131,10 @@ class PPRRetriever(Strategy):
     """How much the walk leans towards nodes similar to the question: edge weights times
     exp(focus * (cosine(u) + cosine(v))). 0 is HippoRAG's plain walk (HotpotQA-100 perfect@5 0.68 at 0, 0.74 at
     3 before links and homes were weighted)."""
+    walk_index: str = "auto"
+    """Where the expansion reads the graph: auto (the walk index, `query.walk_index`, when one was built at the
+    graph's current write stamp, else the store), build (the walk index, built first when it is not current:
+    the first question pays for it), store (a `ppr_expand` statement per hop). The walk is the same either way."""
     engine: str = "python"
     """Where the PageRank runs: python (scipy, any store) or gds (Neo4j with the Graph Data Science plugin:
     `gds.pageRank.stream` over the same subgraph and weights)."""
@@ -157,6 +164,9 @@ class PPRRetriever(Strategy):
             raise NeoweaveError(f"ppr: damping must be in [0, 1), got {self.damping}")
         if self.links not in LINK_KINDS:
             raise NeoweaveError(f"ppr: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
+        if self.walk_index not in WALK_INDEX_USES:
+            raise NeoweaveError(f"ppr: walk_index must be one of {', '.join(WALK_INDEX_USES)}, "
+                                f"got {self.walk_index!r}")
         if self.engine not in ("python", "gds"):
             raise NeoweaveError(f"ppr: engine must be python or gds, got {self.engine!r}")
         if self.engine == "gds" and self.store.backend != "neo4j":
@@ -194,7 +204,9 @@ class PPRRetriever(Strategy):
             graph.add_node(entity_id, "Entity")
         if not graph.labels:
             return []
-        seeds = self._fetch_subgraph(graph, SeedSources(linked, common, sides, dense), embedding, trace, cost)
+        with cost.timed("graph"):
+            index = self._index(result)
+        seeds = self._fetch_subgraph(graph, SeedSources(linked, common, sides, dense), embedding, trace, cost, index)
         if not any(weight > 0 for weight in seeds.values()):
             return []  # every seed weighed 0 (generic_weight 0 and no dense chunks): nowhere to start
         with cost.timed("walk"):
@@ -217,8 +229,16 @@ class PPRRetriever(Strategy):
         self._record(trace, graph, mass, [item.chunk_id for item in items])
         return items
 
+    def _index(self, result: RetrievalResult) -> WalkIndex | None:
+        """The walk index to expand over, or None to read the store; which one is in the result's parameters
+        (`expanded_over`)."""
+        index = None if self.walk_index == "store" else \
+            WalkIndexes.of(self.store).current(build=self.walk_index == "build")
+        result.parameters["expanded_over"] = "walk index" if index is not None else "store"
+        return index
+
     def _fetch_subgraph(self, graph: WalkGraph, sources: SeedSources, embedding: list[float], trace: Trace,
-                        cost: Cost) -> dict[str, float]:
+                        cost: Cost, index: WalkIndex | None = None) -> dict[str, float]:
         """Grow `graph` from its seed nodes hop by hop (see the module docstring); returns the seed weights."""
         seeds: dict[str, float] = {}
         expanded: set[str] = set()
@@ -226,10 +246,13 @@ class PPRRetriever(Strategy):
         for hop in range(1, self.hops + 1):
             chunks = [node for node in frontier if graph.labels[node] == "Chunk"]
             if chunks and self.link_weight and LINK_KINDS[self.links]:
-                self._require_link_contexts("chunk_links_missing_context_embedding", {
-                    "chunk_ids": chunks, "link_methods": LINK_KINDS[self.links]}, trace, cost)
+                if index is None:
+                    self._require_link_contexts("chunk_links_missing_context_embedding", {
+                        "chunk_ids": chunks, "link_methods": LINK_KINDS[self.links]}, trace, cost)
+                else:
+                    self._raise_missing_link_contexts(missing_link_contexts(index, chunks, LINK_KINDS[self.links]))
             with cost.timed("graph"):
-                self._expand(frontier, graph, embedding, trace)
+                self._expand(frontier, graph, embedding, trace, index)
             expanded.update(frontier)
             with cost.timed("walk"):
                 seeds = self._seeds(sources, graph)  # mention counts arrive with the expansion
@@ -248,10 +271,16 @@ class PPRRetriever(Strategy):
                                              damping=self.damping, focus=self.focus)
         return personalized_pagerank(graph, seeds, damping=self.damping, focus=self.focus)
 
-    def _expand(self, frontier: list[str], graph: WalkGraph, embedding: list[float], trace: Trace) -> None:
+    def _expand(self, frontier: list[str], graph: WalkGraph, embedding: list[float], trace: Trace,
+                index: WalkIndex | None) -> None:
         by_label: dict[str, list[str]] = {"Entity": [], "Chunk": []}
         for node in frontier:
             by_label[graph.labels[node]].append(node)
+        if index is not None:
+            graph.add_rows(expand(index, by_label["Entity"], by_label["Chunk"], embedding, per_node=self.per_node,
+                                  max_mentions=self.max_mentions, link_methods=LINK_KINDS[self.links]),
+                           self._type_weights())
+            return
         rows = self._run(trace, "ppr_expand", {
             "entity_ids": by_label["Entity"], "chunk_ids": by_label["Chunk"],
             "embedding": embedding, "per_node": self.per_node, "max_mentions": self.max_mentions,

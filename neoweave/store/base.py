@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from neoweave.cypher import registry
@@ -122,6 +124,11 @@ class GraphStore(ABC):
         """Calls per statement name (bounded by the number of statements)."""
         self._cache: dict[str, tuple[float, Any]] = {}
         self._cache_lock = threading.Lock()
+        self.derived: dict[str, Any] = {}
+        """Structures derived from this graph for retrieval (the walk index), kept with the store object."""
+        self._write_depth = 0
+        self._stamp_pending = False
+        self._stamp_lock = threading.RLock()
 
     def note_statement(self, name: str) -> None:
         self.recent_statements.append(name)
@@ -132,6 +139,55 @@ class GraphStore(ABC):
         if self.read_only:
             raise ReadOnlyViolation(f"{what} would write to the graph, but this store is read-only",
                                     hint="retrieval only reads; writes belong to ingest and enrich steps")
+
+    # -- the write stamp -------------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A span of writes that replaces the graph's stamp (`meta_stamp_get`) once before its first write and once
+        after its last: whatever was derived from the graph before the span, or while it ran, stops matching it.
+        Spans nest (only the outermost stamps); every write through this store is in one."""
+        with self._stamp_lock:
+            self._write_depth += 1
+        try:
+            yield
+        finally:
+            with self._stamp_lock:
+                self._write_depth -= 1
+                done = self._write_depth == 0 and self._stamp_pending
+                if done:
+                    self._stamp_pending = False
+            if done:
+                self._new_stamp()
+
+    def _before_write(self) -> None:
+        """Inside `writing`: the first write of the span replaces the stamp first."""
+        with self._stamp_lock:
+            first = not self._stamp_pending
+            self._stamp_pending = True
+        if first:
+            self._new_stamp()
+
+    def _new_stamp(self) -> None:
+        statement = self.statement("meta_stamp_set")
+        self.note_statement("meta_stamp_set")
+        self._execute(statement.text, {"id": META_ID, "stamp": secrets.token_hex(8)}, write=True)
+
+    def restamp(self) -> None:
+        """Give the graph a new write stamp without other writes (a graph written before stamps came in has none,
+        so nothing derived from it could be told current)."""
+        self.check_writable("a new write stamp")
+        self._new_stamp()
+
+    def stamp(self) -> str | None:
+        """The graph's write stamp: changes with every write through a neoweave store (None on a graph without
+        one: empty, or not written since stamps came in)."""
+        rows = self.run("meta_stamp_get", {"id": META_ID})
+        return rows[0]["stamp"] if rows else None
+
+    def derived_directory(self, name: str) -> Path | None:
+        """Where a structure derived from this graph may be saved (next to the store's own files), or None when
+        the store has no local directory (a remote server): it is then kept in memory only."""
+        return None
 
     def cached(self, key: str, seconds: float, compute: Callable[[], T]) -> T:
         """A value derived from this graph (collection statistics), kept on the store for `seconds`: caches
@@ -160,10 +216,14 @@ class GraphStore(ABC):
         statement = self.statement(name)
         params = dict(params or {})
         statement.check_params(params)
-        if write:
-            self.check_writable(f"statement {name}")
-        self.note_statement(name)
-        return self._execute(statement.text, params, write=write)
+        if not write:
+            self.note_statement(name)
+            return self._execute(statement.text, params, write=False)
+        self.check_writable(f"statement {name}")
+        with self.writing():
+            self._before_write()
+            self.note_statement(name)
+            return self._execute(statement.text, params, write=True)
 
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
@@ -171,9 +231,12 @@ class GraphStore(ABC):
         if not write and looks_like_write(cypher):
             raise ReadOnlyViolation("this query writes to the graph; queries are read-only by default",
                                     hint="pass --write (CLI) or write=True to allow it")
-        if write:
-            self.check_writable("a writing query")
-        return self._execute(cypher, dict(params or {}), write=write)
+        if not write:
+            return self._execute(cypher, dict(params or {}), write=False)
+        self.check_writable("a writing query")
+        with self.writing():
+            self._before_write()
+            return self._execute(cypher, dict(params or {}), write=True)
 
     @abstractmethod
     def unit(self) -> AbstractContextManager[WriteUnit]:
@@ -187,10 +250,25 @@ class GraphStore(ABC):
                       params: Mapping[str, Any] | None = None, batch_size: int | None = None) -> int:
         """Send `rows` to an `UNWIND $rows` statement in batches; returns the number of rows sent."""
         sent = 0
-        for batch in batched(rows, batch_size or self.batch_size):
-            self.run(name, {**(params or {}), "rows": batch}, write=True)
-            sent += len(batch)
+        with self.writing():
+            for batch in batched(rows, batch_size or self.batch_size):
+                self.run(name, {**(params or {}), "rows": batch}, write=True)
+                sent += len(batch)
         return sent
+
+    def pages(self, name: str, size: int, cursor: str = "key") -> Iterator[list[dict[str, Any]]]:
+        """Pages of a statement taking `$after` and `$limit`, in key order: each starts after the last `cursor` value
+        of the one before (keyset paging: every page is an index range, not an offset counted from the start). A
+        page may hold several rows per key (a node with its relationships); it ends at `size` keys."""
+        after = ""
+        while True:
+            rows = self.run(name, {"after": after, "limit": size})
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][cursor]
+            if len({row[cursor] for row in rows}) < size:
+                return
 
     # -- search ----------------------------------------------------------------------------------
     def vector_search(self, index: str, embedding: list[float], k: int, *,

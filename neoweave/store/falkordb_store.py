@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -188,7 +189,9 @@ class FalkorDBStore(GraphStore):
         unit = WriteUnit(self)
         yield unit
         if unit.queued:
-            self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
+            with self.writing():
+                self._before_write()
+                self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
 
     def _send_unit(self, graph: Any, queued: list[tuple[str, dict[str, Any]]]) -> None:
         for _, params in queued:
@@ -317,6 +320,11 @@ class FalkorDBStore(GraphStore):
             info["data_dir"] = str(self.server.paths.data_dir)
             info["pid"] = self.server.pid()
         return info
+
+    def derived_directory(self, name: str) -> Path | None:
+        if self.server is None:
+            return None
+        return Path(self.server.paths.data_dir) / "derived" / self.graph_name / name
 
     def close(self) -> None:
         self._reset()

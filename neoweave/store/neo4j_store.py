@@ -100,7 +100,8 @@ class Neo4jStore(GraphStore):
                 tx.run(text, params).consume()
 
         try:
-            with self._driver.session(database=self.database) as session:
+            with self.writing(), self._driver.session(database=self.database) as session:
+                self._before_write()
                 session.execute_write(work)
         except neo4j_errors.Neo4jError as exc:
             raise NeoweaveError(f"Neo4j rejected a write unit: {exc.message}") from exc

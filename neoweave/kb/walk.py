@@ -1,0 +1,36 @@
+"""The knowledge base's side of ppr's walk index (`query.walk_index`): its state, and keeping it current after the
+knowledge base's own writes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from neoweave.errors import NeoweaveError
+from neoweave.query.walk_index import WalkIndexes
+from neoweave.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+
+def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progress: bool) -> dict[str, Any]:
+    """Whether an index matches the graph's write stamp, where it is saved, its size; with `rebuild` it is built
+    first when it does not (a graph last written before stamps came in is stamped first, when `writable`)."""
+    indexes = WalkIndexes.of(store)
+    if rebuild and writable and store.stamp() is None:
+        store.restamp()
+    index = indexes.current(build=rebuild, progress=progress)
+    return {"current": index is not None, "directory": str(indexes.directory) if indexes.directory else None,
+            "stamp": store.stamp(), **(index.describe() if index is not None else {})}
+
+
+def after_write(store: GraphStore, what: str, *, build: bool, progress: bool) -> None:
+    """After a write operation: rebuild the index when one was saved (its users keep it current) or `build` asks
+    for one (after `enrich kg`). A failed rebuild only logs: ppr reads the store until an index is current."""
+    indexes = WalkIndexes.of(store)
+    if indexes.directory is None or not (build or indexes.saved()):
+        return
+    try:
+        indexes.current(build=True, progress=progress)
+    except NeoweaveError as exc:
+        log.warning("walk index not rebuilt after %s: %s (ppr reads the store until it is)", what, exc)

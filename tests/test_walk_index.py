@@ -1,0 +1,170 @@
+"""ppr's walk index: built from the real store, the same rows as the `ppr_expand` statement, the same retrieval,
+and never used once the graph has changed (the write stamp)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from neoweave.errors import NeoweaveError
+from neoweave.query import strategy
+from neoweave.query.walk_expand import expand
+from neoweave.query.walk_index import WalkIndex, WalkIndexes, build_walk_index
+from tests.conftest import COMMUNITY_CORPUS, ingest_records
+from tests.test_query_ppr import FILM_ENTITIES, FILM_LINKS, FILMS, _load
+
+QUESTIONS = ["Where was the director of Red Harbor born?", "Who founded the Python Software Foundation?",
+             "Which king married Teutberga?", "Which film has the director born first, Red Harbor or Blue Canyon?"]
+
+
+def _key(row: dict) -> tuple:
+    return (row["start_id"], row["start_label"], row["type"], row["end_id"], row["end_label"], row["via_start"],
+            row["via_end"], row["weight"], row["entity_id"], row["mentions"], row["entity_type"])
+
+
+def _same_rows(statement_rows: list[dict], index_rows: list[dict]) -> None:
+    assert sorted(map(_key, statement_rows), key=repr) == sorted(map(_key, index_rows), key=repr)
+    by_key = {_key(row): row for row in statement_rows}
+    for row in index_rows:
+        for score in ("start_score", "end_score"):
+            expected = by_key[_key(row)][score]
+            assert (expected is None) == (row[score] is None)
+            if expected is not None:
+                assert row[score] == pytest.approx(expected, abs=2e-3)  # float16 vectors
+
+
+@pytest.fixture
+def both_graphs(falkordb_store, embedder, tmp_path):
+    """Films (authored and inferred links, a hub, generic names) and the kg step's own output (relations, homes,
+    mention counts) on one graph."""
+    from neoweave.enrich import run
+
+    _load(falkordb_store, embedder, FILMS, FILM_ENTITIES, FILM_LINKS)
+    ingest_records(falkordb_store, embedder, tmp_path / "corpus.jsonl", COMMUNITY_CORPUS)
+    run("kg", falkordb_store, embedder=embedder, progress=False, n_process=1)
+    return falkordb_store
+
+
+@pytest.mark.parametrize("per_node,max_mentions,link_methods", [
+    (10, 200, ["authored", "inferred"]), (1, 200, ["authored", "inferred"]), (2, 3, ["authored"]),
+    (3, 1, ["inferred"]), (10, 200, [])])
+def test_expansion_over_the_index_gives_the_statements_rows(both_graphs, embedder, per_node, max_mentions,
+                                                            link_methods):
+    store = both_graphs
+    index = build_walk_index(store, "test")
+    entities = [WalkIndex.id_of(index.entity_ids, i) for i in range(len(index.entity_ids))]
+    chunks = [WalkIndex.id_of(index.chunk_ids, i) for i in range(len(index.chunk_ids))]
+    assert len(entities) == store.counts().nodes["Entity"] and len(chunks) == store.counts().nodes["Chunk"]
+    for question in QUESTIONS[:2]:
+        embedding = embedder.embed_query(question)
+        for frontier in ((entities, chunks), (entities[::3], []), ([], chunks[1::2]), (["entity:nowhere"], [])):
+            params = {"entity_ids": frontier[0], "chunk_ids": frontier[1], "embedding": embedding,
+                      "per_node": per_node, "max_mentions": max_mentions, "link_methods": link_methods}
+            statement_rows = store.run("ppr_expand", params)
+            index_rows = expand(index, frontier[0], frontier[1], embedding, per_node=per_node,
+                                max_mentions=max_mentions, link_methods=link_methods)
+            _same_rows(statement_rows, index_rows)
+            if frontier == (entities, chunks) and per_node == 10 and link_methods:
+                assert {row["type"] for row in index_rows} == {"MENTIONS", "DESCRIBED_BY", "RELATED", "LINKS_TO"}
+
+
+def test_ppr_retrieves_the_same_with_and_without_the_index(both_graphs, embedder):
+    indexes = WalkIndexes.of(both_graphs)
+    assert indexes.current() is None  # nothing built yet: auto reads the store
+    assert indexes.current(build=True) is not None
+    for question in QUESTIONS:
+        for k in (2, 5):
+            over_store = strategy("ppr", both_graphs, embedder, k=k, walk_index="store").retrieve(question)
+            over_index = strategy("ppr", both_graphs, embedder, k=k).retrieve(question)
+            assert over_store.parameters["expanded_over"] == "store"
+            assert over_index.parameters["expanded_over"] == "walk index"
+            assert [item.chunk_id for item in over_index.items] == [item.chunk_id for item in over_store.items]
+            assert [item.score for item in over_index.items] == pytest.approx(
+                [item.score for item in over_store.items], rel=1e-2)
+            assert "ppr_expand" in over_store.trace.statements and "ppr_expand" not in over_index.trace.statements
+            assert over_index.trace.seeds.keys() == over_store.trace.seeds.keys()
+
+
+def test_every_write_replaces_the_stamp_and_an_older_index_is_not_used(both_graphs, embedder):
+    store = both_graphs
+    indexes = WalkIndexes.of(store)
+    built = indexes.current(build=True)
+    assert built is not None and indexes.current() is built and built.stamp == store.stamp()
+    stamps = [store.stamp()]
+    with store.writing():  # a span: one new stamp before its first write ...
+        store.run("meta_stamp_get", {"id": "meta"})
+        assert store.stamp() == stamps[-1]  # reads leave it
+        store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.note = 'x'", write=True)
+        stamps.append(store.stamp())
+        assert indexes.current() is None  # changed: the index built before stops matching at once
+        store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.note = 'y'", write=True)
+        assert store.stamp() == stamps[-1]
+    stamps.append(store.stamp())  # ... and one after its last
+    with store.unit() as unit:
+        unit.run("meta_stamp_get", {"id": "meta"})
+    stamps.append(store.stamp())
+    store.write_batches("set_entity_embeddings", [{"id": "nowhere", "embedding": [0.1] * 384}] * 3, batch_size=1)
+    stamps.append(store.stamp())
+    assert len(set(stamps)) == len(stamps), stamps
+    assert indexes.current() is None
+    rebuilt = indexes.current(build=True)
+    assert rebuilt is not None and rebuilt.stamp == stamps[-1]
+
+
+def test_a_saved_index_loads_memory_mapped_only_at_its_stamp(both_graphs, tmp_path):
+    root = tmp_path / "walk-index"
+    index = build_walk_index(both_graphs, "s1")
+    index.save(root)
+    manifest = json.loads((root / "s1" / "manifest.json").read_text())
+    assert manifest["stamp"] == "s1" and manifest["chunks"] == len(index.chunk_ids)
+    assert WalkIndex.load(root, "s2") is None and WalkIndex.saved_under(root)
+    loaded = WalkIndex.load(root, "s1")
+    assert loaded is not None and isinstance(loaded.entity_vectors.base, np.memmap)
+    for name in ("chunk_ids", "entity_ids", "mention_idx", "related_weight", "link_vectors", "entity_mentions"):
+        assert np.array_equal(getattr(loaded, name), getattr(index, name), equal_nan=name == "entity_mentions")
+    index.stamp = "s2"
+    index.save(root)  # the newer one replaces it: nothing of the older one is left
+    assert WalkIndex.load(root, "s1") is None and WalkIndex.load(root, "s2") is not None
+    assert sorted(p.name for p in root.iterdir()) == ["s2"]
+    (root / "s2" / "manifest.json").write_text("{not json")
+    assert WalkIndex.load(root, "s2") is None
+    index.stamp = "../elsewhere"  # a hand-edited stamp never names a path
+    with pytest.raises(OSError):
+        index.save(root)
+    assert WalkIndex.load(root, "../elsewhere") is None and not (tmp_path / "elsewhere").exists()
+
+
+def test_an_id_longer_than_every_indexed_one_is_not_cut_to_match():
+    ids = np.array([b"ab", b"abc"])
+    assert WalkIndex.numbers(ids, ["abcd", "abc", "a", "zz", "ab"]) == [1, 0]
+
+
+def test_the_knowledge_base_keeps_its_walk_index_current(kb, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in COMMUNITY_CORPUS[:3]))
+    kb.ingest(corpus)
+    assert kb.walk_index() == {"current": False, "directory": kb.walk_index()["directory"],
+                               "stamp": kb.store.stamp()}  # nothing builds it before enrich kg
+    kb.enrich("kg", n_process=1)
+    state = kb.walk_index()
+    assert state["current"] and state["chunks"] == 3 and state["entities"] == kb.store.counts().nodes["Entity"]
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps(record) + "\n" for record in COMMUNITY_CORPUS[3:]))
+    kb.ingest(more)  # once built, every write through the knowledge base rebuilds it after itself
+    assert kb.walk_index()["current"] and kb.walk_index()["chunks"] == 5
+    kb.delete("k1")
+    assert kb.walk_index()["current"] and kb.walk_index()["chunks"] == 4
+    result = kb.retrieve("Who founded the Python Software Foundation?", strategy="ppr", k=3)
+    assert result.parameters["expanded_over"] == "walk index" and result.items
+
+
+def test_missing_link_contexts_stop_the_walk_with_or_without_the_index(falkordb_store, embedder):
+    _load(falkordb_store, embedder, FILMS, FILM_ENTITIES, FILM_LINKS)
+    falkordb_store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
+                         "SET l.context_embedding = null", write=True)
+    for walk_index in ("store", "build"):
+        with pytest.raises(NeoweaveError, match="red -> carla"):
+            strategy("ppr", falkordb_store, embedder, walk_index=walk_index).retrieve(
+                "Where was the director of Red Harbor born?")
