@@ -20,14 +20,26 @@ class _Scores:
         question = np.asarray(embedding, dtype=np.float32)
         norm = float(np.linalg.norm(question))
         self.question = question / norm if norm > 0 else question
+        self._entities: dict[int, float | None] = {}
 
     def chunks(self, numbers: np.ndarray) -> np.ndarray:
         return np.asarray(self.index.chunk_vectors[numbers], dtype=np.float32) @ self.question
 
-    def entity(self, number: int) -> float | None:
-        if not self.index.entity_has_vector[number]:
-            return None
-        return float(np.asarray(self.index.entity_vectors[number], dtype=np.float32) @ self.question)
+    def entity(self, number: int | np.integer) -> float | None:
+        number = int(number)
+        if number not in self._entities:
+            self.prefetch_entities([number])
+        return self._entities[number]
+
+    def prefetch_entities(self, numbers: Any) -> None:
+        """Compute the cosines of these entities in one product (None for an entity without a vector)."""
+        todo = np.array(sorted({int(n) for n in numbers} - self._entities.keys()), dtype=np.int64)
+        if not len(todo):
+            return
+        cosines = np.asarray(self.index.entity_vectors[todo], dtype=np.float32) @ self.question
+        present = self.index.entity_has_vector[todo]
+        for number, cosine, has in zip(todo.tolist(), cosines.tolist(), present.tolist(), strict=True):
+            self._entities[number] = cosine if has else None
 
     def links(self, numbers: np.ndarray) -> np.ndarray:
         """Link context cosines, 0 for a link without a context vector (as coalesce(..., 0.0) does)."""
@@ -59,6 +71,7 @@ def expand(index: WalkIndex, entity_ids: Iterable[str], chunk_ids: Iterable[str]
     methods = set(link_methods)
     rows: list[dict[str, Any]] = []
     hubs = index.hubs(max_mentions)
+    scores.prefetch_entities(entities)
     rows += _entity_mentions(index, scores, entities, per_node, hubs)
     rows += _entity_homes(index, scores, entities, per_node)
     rows += _entity_relations(index, scores, entities, per_node, hubs)
@@ -97,15 +110,15 @@ def _walked(index: WalkIndex, links: slice, methods: set[str]) -> np.ndarray:
 
 
 def _cid(index: WalkIndex, number: int | np.integer) -> str:
-    return WalkIndex.id_of(index.chunk_ids, number)
+    return index.name("chunk_ids", number)
 
 
 def _sid(index: WalkIndex, number: int | np.integer) -> str:
-    return WalkIndex.id_of(index.section_ids, number)
+    return index.name("section_ids", number)
 
 
 def _eid(index: WalkIndex, number: int | np.integer) -> str:
-    return WalkIndex.id_of(index.entity_ids, number)
+    return index.name("entity_ids", number)
 
 
 def _entity_fields(index: WalkIndex, entity: int) -> tuple[str, float | None, str | None]:
@@ -171,8 +184,9 @@ def _entity_relations(index: WalkIndex, scores: _Scores, entities: list[int], pe
         edges, others = edges[keep], others[keep]
         if not len(edges):
             continue
-        weights = (index.related_weight[edges])
+        weights = index.related_weight[edges]
         order = np.lexsort((edges, others, -weights))[:per_node]
+        scores.prefetch_entities(others[order])
         entity_score = scores.entity(entity)
         for at in order:
             edge, other = int(edges[at]), int(others[at])
@@ -188,19 +202,24 @@ def _entity_relations(index: WalkIndex, scores: _Scores, entities: list[int], pe
 def _chunk_mentions(index: WalkIndex, scores: _Scores, chunks: list[int], per_node: int, hubs: np.ndarray
                     ) -> list[dict[str, Any]]:
     """Branch 4: entities a frontier chunk mentions (no hubs), most often mentioned there first."""
-    rows = []
+    chosen: list[tuple[int, np.ndarray]] = []
     for chunk in chunks:
         span = slice(index.mention_ptr[chunk], index.mention_ptr[chunk + 1])
-        entities, counts = (index.mention_idx[span]), (index.mention_count[span])
+        entities, counts = index.mention_idx[span], index.mention_count[span]
         keep = ~hubs[entities]
         entities, counts = entities[keep], counts[keep]
-        if not len(entities):
-            continue
-        chunk_score = float(scores.chunks(np.array([chunk]))[0])
-        for at in _best(entities, counts, per_node):
-            fields = _entity_fields(index, int(entities[at]))
+        if len(entities):
+            chosen.append((chunk, entities[_best(entities, counts, per_node)]))
+    if not chosen:
+        return []
+    scores.prefetch_entities(np.concatenate([entities for _, entities in chosen]))
+    chunk_scores = scores.chunks(np.array([chunk for chunk, _ in chosen]))
+    rows = []
+    for (chunk, entities), chunk_score in zip(chosen, chunk_scores.tolist(), strict=True):
+        for entity in entities.tolist():
+            fields = _entity_fields(index, entity)
             rows.append(_row(_cid(index, chunk), "Chunk", "MENTIONS", fields[0], "Entity", chunk_score,
-                             scores.entity(int(entities[at])), entity=fields))
+                             scores.entity(entity), entity=fields))
     return rows
 
 
@@ -211,9 +230,10 @@ def _chunk_homes(index: WalkIndex, scores: _Scores, chunks: list[int], per_node:
         section = int(index.chunk_section[chunk])
         if section < 0:
             continue
-        entities = (index.homed_idx[index.homed_ptr[section]:index.homed_ptr[section + 1]])[:per_node]
+        entities = index.homed_idx[index.homed_ptr[section]:index.homed_ptr[section + 1]][:per_node]
         if not len(entities):
             continue
+        scores.prefetch_entities(entities)
         chunk_score = float(scores.chunks(np.array([chunk]))[0])
         for entity in entities:
             fields = _entity_fields(index, int(entity))
@@ -227,20 +247,25 @@ def _chunk_links(index: WalkIndex, scores: _Scores, chunks: list[int], per_node:
                  ) -> list[dict[str, Any]]:
     """Branch 6: the sections a frontier chunk's section links to (links ranked by their context's cosine), each
     as its chunk closest to the question."""
-    chosen: list[tuple[int, int, list[int]]] = []  # (frontier chunk, its section, target sections)
+    walked: list[tuple[int, int, np.ndarray]] = []  # (frontier chunk, its section, its walked links)
     for chunk in chunks:
         section = int(index.chunk_section[chunk])
         if section < 0:
             continue
         span = slice(int(index.link_ptr[section]), int(index.link_ptr[section + 1]))
         links = np.arange(span.start, span.stop)[_walked(index, span, methods)]
-        if not len(links):
-            continue
-        targets = index.link_target[links]
-        chosen.append((chunk, section, list(dict.fromkeys(
-            int(t) for t in targets[_best(targets, scores.links(links), per_node)]))))
-    if not chosen:
+        if len(links):
+            walked.append((chunk, section, links))
+    if not walked:
         return []
+    link_scores = scores.links(np.concatenate([links for _, _, links in walked]))  # one product for all
+    chosen: list[tuple[int, int, list[int]]] = []  # (frontier chunk, its section, target sections)
+    offset = 0
+    for chunk, section, links in walked:
+        targets = index.link_target[links]
+        ranked = _best(targets, link_scores[offset:offset + len(links)], per_node)
+        offset += len(links)
+        chosen.append((chunk, section, list(dict.fromkeys(targets[ranked].tolist()))))
     best = _best_chunks(index, scores, sorted({t for _, _, targets in chosen for t in targets}))
     chunk_scores = scores.chunks(np.array([chunk for chunk, _, _ in chosen]))
     rows = []

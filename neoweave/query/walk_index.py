@@ -102,6 +102,14 @@ class WalkIndex:
     def id_of(ids: np.ndarray, number: int | np.integer) -> str:
         return bytes(ids[number]).decode()
 
+    def name(self, ids: str, number: int | np.integer) -> str:
+        """The id of node `number` in the id array named `ids`, decoded once per process."""
+        names = self.__dict__.setdefault("_names", {}).setdefault(ids, {})
+        number = int(number)
+        if number not in names:
+            names[number] = bytes(getattr(self, ids)[number]).decode()
+        return names[number]  # type: ignore[no-any-return]
+
     def hubs(self, max_mentions: int) -> np.ndarray:
         """Entities mentioned more than `max_mentions` times (coalesce(mention_count, 0) > max_mentions)."""
         cache = self.__dict__.setdefault("_hubs", {})
