@@ -242,3 +242,24 @@ def test_multihop_rag_converts_and_evaluates(cli, workdir):
     assert records[0]["hit"] == 1.0 and records[0]["retrieved"][0]["evidence"] == "OpenAI names a new chief"
     bad = cli("datasets", "multihop-rag", "MultiHopRAG.json", "missing.json", "--out", "x", check=False)
     assert bad.returncode == 1 and "questions not found: missing.json" in bad.stderr
+
+
+def test_walk_index_command_status_and_writes_keep_it_current(cli, workdir, site):
+    cli("ingest", str(site), "--no-progress", "--base-url", "https://docs.example.org/tiny/")
+    cli("enrich", "kg", "--no-progress")  # enrich kg builds ppr's walk index at its end
+    walk = json.loads(cli("status", "--json").stdout)["walk_index"]
+    assert walk["current"] and walk["chunks"] == json.loads(cli("status", "--json").stdout)["nodes"]["Chunk"]
+    assert "walk index: current" in cli("status").stdout
+    stamp = walk["stamp"]
+    cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'x'", "--write")  # any write through neoweave
+    walk = json.loads(cli("status", "--json").stdout)["walk_index"]
+    assert walk["stamp"] != stamp and walk["current"]  # ... replaced the stamp, and the index was rebuilt
+    (workdir / ".neoweave" / "derived").rename(workdir / "elsewhere")  # nothing saved: writes do not build one
+    cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'y'", "--write")
+    assert not json.loads(cli("status", "--json").stdout)["walk_index"]["current"]
+    assert "walk index: not current" in cli("status").stdout
+    out = json.loads(cli("query", "Where does the event loop run?", "-s", "ppr", "--json", "--no-server").stdout)
+    assert out["parameters"]["expanded_over"] == "store"
+    assert "walk index: current" in cli("walk-index").stdout
+    out = json.loads(cli("query", "Where does the event loop run?", "-s", "ppr", "--json", "--no-server").stdout)
+    assert out["parameters"]["expanded_over"] == "walk index"

@@ -342,9 +342,13 @@ class KnowledgeBase:
         """Replace the (empty, or with `force` any) store by the backup `src`, checked before and after."""
         from neoweave.kb.backup import restore
 
+        from neoweave.kb.walk import after_write
+
         self._writable("restore")
         self.close()  # the server restarts on the restored files; the store reconnects on next use
-        return restore(self.settings, src, force=force, progress=progress or log.info)
+        manifest = restore(self.settings, src, force=force, progress=progress or log.info)
+        after_write(self.store, "restore", build=False, progress=False)  # the restored graph's walk index
+        return manifest
 
     def export(self, dest: str | Path, *, batch_size: int | None = None, progress: bool = False,
                on_batch: Callable[[int, int], None] | None = None) -> dict[str, Any]:

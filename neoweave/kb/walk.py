@@ -31,6 +31,8 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool) ->
     if indexes.directory is None or not (build or indexes.saved()):
         return
     try:
+        if store.stamp() is None:  # a graph restored from a backup made before stamps came in
+            store.restamp()
         indexes.current(build=True, progress=progress)
     except NeoweaveError as exc:
         log.warning("walk index not rebuilt after %s: %s (ppr reads the store until it is)", what, exc)
