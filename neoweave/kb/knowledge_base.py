@@ -341,7 +341,6 @@ class KnowledgeBase:
                 ) -> dict[str, Any]:
         """Replace the (empty, or with `force` any) store by the backup `src`, checked before and after."""
         from neoweave.kb.backup import restore
-
         from neoweave.kb.walk import after_write
 
         self._writable("restore")
