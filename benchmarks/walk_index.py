@@ -6,7 +6,8 @@
 For each k, every question is retrieved with `walk_index=store` (a `ppr_expand` statement per hop, as before the
 index) and over the index (built fresh here, timed; then loaded from its files as a new process would): the
 returned chunks compared question by question, hit / perfect / recall of both, and retrieval time without the
-question's embedding (p50 / p95 over a first and a repeat pass). Also: the index's build time and bytes by part
+question's embedding (p50 / p95 over a first and a repeat pass). Also: the index's build time (from nothing,
+and again from the index just built, as after a write that changed no vector) and bytes by part
 (per chunk and per 100k chunks at this graph's shape), the time to load it from its files, and the process's
 resident memory before and after. The graph must have been written by a neoweave with write stamps (any write
 gives it one: `neoweave --data-dir DIR walk-index`). Run it alone: other work on the two cores shows in every
@@ -28,7 +29,8 @@ from pathlib import Path
 
 import neoweave
 from neoweave.eval import metrics
-from neoweave.query.walk_index import WalkIndex, WalkIndexes, build_walk_index
+from neoweave.query.walk_build import build_walk_index
+from neoweave.query.walk_index import WalkIndex, WalkIndexes
 
 PARTS = {"vectors": ("chunk_vectors", "entity_vectors", "link_vectors"),
          "ids": ("chunk_ids", "entity_ids", "section_ids", "entity_types")}
@@ -109,6 +111,9 @@ def main() -> None:
         started = time.perf_counter()
         index.save(directory)
         report["save_s"] = round(time.perf_counter() - started, 2)
+        started = time.perf_counter()
+        build_walk_index(store, stamp, previous=index)  # what a rebuild after a write that changed no vector costs
+        report["rebuild_unchanged_s"] = round(time.perf_counter() - started, 2)
         chunks = len(index.chunk_ids)
         by_part = {part: sum(getattr(index, name).nbytes for name in names) for part, names in PARTS.items()}
         by_part["adjacency and node data"] = index.nbytes() - sum(by_part.values())

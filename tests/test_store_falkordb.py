@@ -410,8 +410,12 @@ for _rel in SCHEMA.relationships:
 EXAMPLES.update({
     "meta_stamp_get": {"id": "meta"},
     "meta_stamp_set": {"id": "meta", "stamp": "0123456789abcdef"},
-    **{f"walk_index_{part}": {"after": "", "limit": 10}
-       for part in ("chunks", "mentions", "entities", "related", "links")},
+    **{f"walk_index_{part}": {"after": "", "limit": 10} for part in ("mentions", "related")},
+    **{f"walk_index_{part}": {"after": "", "limit": 10, "probe": _unit([1, 2, 3, 4])}
+       for part in ("chunks", "entities", "links")},
+    "walk_index_chunk_vectors": {"ids": ["c1", "nowhere"]},
+    "walk_index_entity_vectors": {"ids": ["code:asyncio"]},
+    "walk_index_link_vectors": {"section_ids": ["s1"], "probe": _unit([1, 2, 3, 4])},
     "import_progress_get": {},
     "import_progress_start": {"fingerprint": "f", "source": "/nowhere/export", "now": NOW},
     "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},
@@ -423,7 +427,8 @@ RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "graph_l
                 "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
-                "kg_section_titles", "kg_document_anchors", "meta_stamp_get", "walk_index_chunks"}
+                "kg_section_titles", "kg_document_anchors", "meta_stamp_get", "walk_index_chunks",
+                "walk_index_chunk_vectors"}
 
 
 def test_every_falkordb_statement_has_an_example():

@@ -3,6 +3,7 @@ and never used once the graph has changed (the write stamp)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -10,8 +11,9 @@ import pytest
 
 from neoweave.errors import NeoweaveError
 from neoweave.query import strategy
+from neoweave.query.walk_build import build_walk_index
 from neoweave.query.walk_expand import expand
-from neoweave.query.walk_index import WalkIndex, WalkIndexes, build_walk_index
+from neoweave.query.walk_index import WalkIndex, WalkIndexes
 from tests.conftest import COMMUNITY_CORPUS, ingest_records
 from tests.test_query_ppr import FILM_ENTITIES, FILM_LINKS, FILMS, _load
 
@@ -168,3 +170,28 @@ def test_missing_link_contexts_stop_the_walk_with_or_without_the_index(falkordb_
         with pytest.raises(NeoweaveError, match="red -> carla"):
             strategy("ppr", falkordb_store, embedder, walk_index=walk_index).retrieve(
                 "Where was the director of Red Harbor born?")
+
+
+def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(both_graphs, embedder):
+    store = both_graphs
+    before = build_walk_index(store, "s1")
+    new_vector = embedder.embed(["a chunk about something else entirely"])[0]
+    # (FalkorDB ignores a vector SET over a vector: cleared first, as the enrich steps do)
+    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = null", write=True)
+    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = vecf32($v)", {"v": new_vector}, write=True)
+    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
+                "SET l.context_embedding = null", write=True)
+    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
+                "SET l.context_embedding = vecf32($v)", {"v": new_vector}, write=True)
+    counts = dict(store.statement_counts)
+    rebuilt = build_walk_index(store, "s2", previous=before)
+    read = {name: store.statement_counts[name] - counts.get(name, 0)
+            for name in ("walk_index_chunk_vectors", "walk_index_entity_vectors", "walk_index_link_vectors")}
+    assert read == {"walk_index_chunk_vectors": 1, "walk_index_entity_vectors": 0, "walk_index_link_vectors": 1}
+    fresh = build_walk_index(store, "s2")
+    for field in dataclasses.fields(WalkIndex):
+        if field.name != "stamp":
+            ours, theirs = getattr(rebuilt, field.name), getattr(fresh, field.name)
+            assert np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"), field.name
+    changed = WalkIndex.numbers(fresh.chunk_ids, ["red:0"])[0]
+    assert not np.array_equal(before.chunk_vectors[changed], fresh.chunk_vectors[changed])

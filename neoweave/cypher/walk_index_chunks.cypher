@@ -1,9 +1,13 @@
-// Walk index build: one page of chunks in key order with their section and embedding (neoweave.query.walk_index).
+// Walk index build: one page of chunks in key order with their section and a fingerprint of their embedding
+// (its cosine to a fixed probe vector: a vector that changed gets another one, so an index rebuilt after a write
+// reads only the vectors that changed, neoweave.query.walk_index).
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
+// @param probe: VECTOR  the fixed unit vector fingerprints are taken against
+WITH {{vector $probe}} AS probe
 MATCH (c:Chunk)
 WHERE {{key_after c.id $after}}
-WITH c ORDER BY c.id LIMIT $limit
+WITH c, probe ORDER BY c.id LIMIT $limit
 OPTIONAL MATCH (s:Section)-[:HAS_CHUNK]->(c)
-RETURN c.id AS key, s.id AS section_id, c.embedding AS embedding
+RETURN c.id AS key, s.id AS section_id, {{cosine c.embedding probe}} AS fingerprint
 ORDER BY key

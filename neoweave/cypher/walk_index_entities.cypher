@@ -1,11 +1,13 @@
-// Walk index build: one page of entities in key order with mention count, type, embedding and the sections
-// that describe them (DESCRIBED_BY, their home pages).
+// Walk index build: one page of entities in key order with mention count, type, the fingerprint of their
+// embedding (see walk_index_chunks; null without one) and the sections that describe them (DESCRIBED_BY).
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
+// @param probe: VECTOR  the fixed unit vector fingerprints are taken against
+WITH {{vector $probe}} AS probe
 MATCH (e:Entity)
 WHERE {{key_after e.id $after}}
-WITH e ORDER BY e.id LIMIT $limit
+WITH e, probe ORDER BY e.id LIMIT $limit
 OPTIONAL MATCH (e)-[:DESCRIBED_BY]->(h:Section)
-WITH e, collect(h.id) AS homes
-RETURN e.id AS key, e.mention_count AS mentions, e.type AS type, e.embedding AS embedding, homes
+WITH e, probe, collect(h.id) AS homes
+RETURN e.id AS key, e.mention_count AS mentions, e.type AS type, {{cosine e.embedding probe}} AS fingerprint, homes
 ORDER BY key

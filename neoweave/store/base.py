@@ -256,13 +256,15 @@ class GraphStore(ABC):
                 sent += len(batch)
         return sent
 
-    def pages(self, name: str, size: int, cursor: str = "key") -> Iterator[list[dict[str, Any]]]:
+    def pages(self, name: str, size: int, cursor: str = "key", params: Mapping[str, Any] | None = None
+              ) -> Iterator[list[dict[str, Any]]]:
         """Pages of a statement taking `$after` and `$limit`, in key order: each starts after the last `cursor` value
         of the one before (keyset paging: every page is an index range, not an offset counted from the start). A
-        page may hold several rows per key (a node with its relationships); it ends at `size` keys."""
+        page may hold several rows per key (a node with its relationships); it ends at `size` keys. `params` are the
+        statement's other parameters."""
         after = ""
         while True:
-            rows = self.run(name, {"after": after, "limit": size})
+            rows = self.run(name, {**(params or {}), "after": after, "limit": size})
             if not rows:
                 return
             yield rows
