@@ -3,7 +3,7 @@ fresh data directory, process start-up included; where each second goes, and wha
 
     .venv/bin/python benchmarks/indexing.py --out docs/benchmarks/indexing.json \\
         --corpus hotpotqa=examples/hotpotqa/corpus.jsonl \\
-        --corpus python-docs=/usr/share/doc/python3.11/html@https://docs.python.org/3.11/ \\
+        --corpus python-docs=PYTHON_FAQ/corpus@https://docs.python.org/3.11/ \\
         --model all-MiniLM-L6-v2 --model all-MiniLM-L6-v2:int8 \\
         --eval hotpotqa=examples/hotpotqa/qa.jsonl --eval python-docs=PYTHON_FAQ/qa.jsonl:with-links
 
@@ -81,17 +81,21 @@ def build(corpus: str, source: str, model: str, work: Path) -> dict:
             "wall": round(wall, 1), "chunks_per_second": round(chunks / wall, 1)}
 
 
-def embedded_tokens(data_dir: Path, model: str) -> dict[str, int]:
-    """Tokens the model read to build the graph (each text truncated at its limit, as embedded): chunks, link
-    contexts (authored and inferred), entity names. Embedding costs about the same per token, so this is the
-    floor that no pipeline change below the model can go under."""
+def open_store(data_dir: Path):
     sys.path.insert(0, str(ROOT))
-    from neoweave.embeddings import Embedder
     from neoweave.store.falkordb_server import EmbeddedFalkorDB
     from neoweave.store.falkordb_store import FalkorDBStore
 
+    return FalkorDBStore(server=EmbeddedFalkorDB(data_dir))
+
+
+def embedded_tokens(store, model: str) -> dict[str, int]:
+    """Tokens the model read to build the graph (each text truncated at its limit, as embedded): chunks, link
+    contexts (authored and inferred), entity names. Embedding costs about the same per token, so this is the
+    floor that no pipeline change below the model can go under."""
+    from neoweave.embeddings import Embedder
+
     embedder = Embedder(model)
-    store = FalkorDBStore(server=EmbeddedFalkorDB(data_dir))
     queries = {
         "chunks": "MATCH (c:Chunk) RETURN c.text AS text",
         "link_contexts": "MATCH ()-[l:LINKS_TO]->() WHERE l.context_embedding IS NOT NULL "
@@ -99,37 +103,31 @@ def embedded_tokens(data_dir: Path, model: str) -> dict[str, int]:
         "entities": "MATCH (e:Entity) WHERE e.embedding IS NOT NULL RETURN DISTINCT e.name AS text",
     }
     tokens = {}
-    try:
-        for layer, cypher in queries.items():
-            texts = [row["text"] or "" for row in store.query(cypher)]
-            counts = embedder.count_tokens(texts)
-            tokens[layer] = sum(min(n, embedder.max_tokens) for n in counts)
-            tokens[f"{layer}_texts"] = len(texts)
-    finally:
-        store.close()
+    for layer, cypher in queries.items():
+        texts = [row["text"] or "" for row in store.query(cypher)]
+        counts = embedder.count_tokens(texts)
+        tokens[layer] = sum(min(n, embedder.max_tokens) for n in counts)
+        tokens[f"{layer}_texts"] = len(texts)
     return tokens
 
 
-def graph_memory(data_dir: Path) -> dict:
+def graph_memory(store) -> dict:
     """FalkorDB's own account of the graph's memory (`GRAPH.MEMORY USAGE`: attributes by label and relationship
     type, matrices, indexes) and the server's used memory (the vector indexes' HNSW graphs included), in MB."""
-    sys.path.insert(0, str(ROOT))
-    from neoweave.store.falkordb_server import EmbeddedFalkorDB
-    from neoweave.store.falkordb_store import FalkorDBStore
+    store.query("RETURN 1")
+    connection = store._db.connection  # the embedded server's redis connection
+    reply = connection.execute_command("GRAPH.MEMORY", "USAGE", store.graph_name)
+    usage = dict(zip(reply[::2], reply[1::2], strict=True))
+    for key, value in usage.items():
+        if isinstance(value, list):  # [name, mb, name, mb, ...]
+            usage[key] = dict(zip(value[::2], value[1::2], strict=True))
+    usage["server_used_memory_mb"] = round(connection.info("memory")["used_memory"] / 2**20)
+    return usage
 
-    store = FalkorDBStore(server=EmbeddedFalkorDB(data_dir))
-    try:
-        store.query("RETURN 1")
-        connection = store._db.connection  # the embedded server's redis connection
-        reply = connection.execute_command("GRAPH.MEMORY", "USAGE", store.graph_name)
-        usage = dict(zip(reply[::2], reply[1::2], strict=True))
-        for key, value in usage.items():
-            if isinstance(value, list):  # [name, mb, name, mb, ...]
-                usage[key] = dict(zip(value[::2], value[1::2], strict=True))
-        usage["server_used_memory_mb"] = round(connection.info("memory")["used_memory"] / 2**20)
-        return usage
-    finally:
-        store.close()
+
+def stop_server(data_dir: str) -> None:
+    subprocess.run([PYTHON, "-m", "neoweave.cli", "--data-dir", data_dir, "server", "stop"], cwd=ROOT,
+                   capture_output=True)
 
 
 def evaluate(result: dict, qa: str, work: Path) -> dict:
@@ -160,14 +158,16 @@ def main() -> None:
     for corpus, source in corpora.items():
         for model in args.model or ["all-MiniLM-L6-v2"]:
             result = build(corpus, source, model, work)
-            result["tokens_embedded"] = embedded_tokens(Path(result["data_dir"]), model)
-            result["memory_mb"] = graph_memory(Path(result["data_dir"]))
-            subprocess.run([PYTHON, "-m", "neoweave.cli", "--data-dir", result["data_dir"], "server", "stop"],
-                           cwd=ROOT, capture_output=True)
+            store = open_store(Path(result["data_dir"]))
+            try:
+                result["tokens_embedded"] = embedded_tokens(store, model)
+                result["memory_mb"] = graph_memory(store)
+            finally:
+                store.close()
+            stop_server(result["data_dir"])
             if corpus in questions:
                 result["retrieval"] = evaluate(result, questions[corpus], work)
-                subprocess.run([PYTHON, "-m", "neoweave.cli", "--data-dir", result["data_dir"], "server", "stop"],
-                               cwd=ROOT, capture_output=True)
+                stop_server(result["data_dir"])
             print(json.dumps(result), flush=True)
             results.append(result)
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
