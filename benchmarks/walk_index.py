@@ -9,7 +9,8 @@ returned chunks compared question by question, hit / perfect / recall of both, a
 question's embedding (p50 / p95 over a first and a repeat pass). Also: the index's build time (from nothing,
 and again from the index just built, as after a write that changed no vector) and bytes by part
 (per chunk and per 100k chunks at this graph's shape), the time to load it from its files, and the process's
-resident memory before and after. The graph must have been written by a neoweave with write stamps (any write
+resident memory before and after, and the question's embedding time (the same work in every run: a gauge
+of how fast the machine was). The graph must have been written by a neoweave with write stamps (any write
 gives it one: `neoweave --data-dir DIR walk-index`). Run it alone: other work on the two cores shows in every
 number.
 """
@@ -57,17 +58,19 @@ def evidence_keys(kb: neoweave.KnowledgeBase, items: list, key: str, titles: dic
 def run_pass(kb: neoweave.KnowledgeBase, questions: list[dict], k: int, walk_index: str, key: str,
              titles: dict[str, str]) -> dict:
     chosen = kb.strategy("ppr", k=k, walk_index=walk_index)
-    returned, times, scores = [], [], {"hit": [], "perfect": [], "recall": []}
+    returned, times, embeds, scores = [], [], [], {"hit": [], "perfect": [], "recall": []}
     for question in questions:
         result = chosen.retrieve(question["question"])
         assert result.parameters["expanded_over"] == ("store" if walk_index == "store" else "walk index")
         times.append(sum(ms for stage, ms in result.cost.milliseconds.items() if stage != "embed"))
+        embeds.append(result.cost.milliseconds.get("embed", 0.0))
         returned.append([item.chunk_id for item in result.items])
         found = evidence_keys(kb, result.items, key, titles)
         scores["hit"].append(metrics.hit(found, question["evidence"]))
         scores["perfect"].append(metrics.perfect(found, question["evidence"]))
         scores["recall"].append(metrics.evidence_recall(found, question["evidence"]))
-    return {"returned": returned, "ms": times, **{name: statistics.mean(v) for name, v in scores.items()}}
+    return {"returned": returned, "ms": times, "embed_ms": embeds,
+            **{name: statistics.mean(v) for name, v in scores.items()}}
 
 
 def timing(first: list[float], repeat: list[float]) -> dict:
@@ -138,7 +141,9 @@ def main() -> None:
                 "store": {**{m: round(store_first[m], 4) for m in ("hit", "perfect", "recall")},
                           **timing(store_first["ms"], store_repeat["ms"])},
                 "walk_index": {**{m: round(index_first[m], 4) for m in ("hit", "perfect", "recall")},
-                               **timing(index_first["ms"], index_repeat["ms"])}}
+                               **timing(index_first["ms"], index_repeat["ms"])},
+                # the question's embedding: the same work in every run, so it tells how fast the machine was
+                "embed_p50_ms": round(statistics.median(store_first["embed_ms"] + index_first["embed_ms"]), 2)}
             print(args.label, k, json.dumps(report["runs"][k]), flush=True)
         report["rss_mb_after"] = round(resident_mb(), 1)
     results = json.loads(args.out.read_text()) if args.out.is_file() else {}
