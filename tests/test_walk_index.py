@@ -34,7 +34,7 @@ def _same_rows(statement_rows: list[dict], index_rows: list[dict]) -> None:
             expected = by_key[_key(row)][score]
             assert (expected is None) == (row[score] is None)
             if expected is not None:
-                assert row[score] == pytest.approx(expected, abs=2e-3)  # float16 vectors
+                assert row[score] == pytest.approx(expected, abs=1e-5)
 
 
 @pytest.fixture

@@ -183,7 +183,7 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
 # -- vectors ------------------------------------------------------------------------------------
 def _node_vectors(reads: _Reads, statement: str, ids: np.ndarray, fingerprints: np.ndarray,
                   previous: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
-    """Unit float16 vectors for `ids` (sorted): the previous index's row where id and fingerprint match, else read
+    """Unit vectors for `ids` (sorted): the previous index's row where id and fingerprint match, else read
     from the store; (vectors, which ids have one)."""
     present = ~np.isnan(fingerprints)
     vectors = np.zeros((len(ids), len(reads.probe)), dtype=VECTOR_DTYPE)
@@ -209,7 +209,7 @@ def _node_vectors(reads: _Reads, statement: str, ids: np.ndarray, fingerprints: 
 
 def _link_vectors(reads: _Reads, keys: list[tuple[bytes, bytes, str, float]], previous: WalkIndex | None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Unit float16 context vectors per link (`keys`: source, target, method, fingerprint): the previous index's
+    """Unit context vectors per link (`keys`: source, target, method, fingerprint): the previous index's
     where a link with the same key was, else read with every link of its source section."""
     vectors = np.zeros((len(keys), len(reads.probe)), dtype=VECTOR_DTYPE)
     present = np.array([not np.isnan(key[3]) for key in keys], dtype=bool)

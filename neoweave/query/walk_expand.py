@@ -110,15 +110,15 @@ def _walked(index: WalkIndex, links: slice, methods: set[str]) -> np.ndarray:
 
 
 def _cid(index: WalkIndex, number: int | np.integer) -> str:
-    return index.name("chunk_ids", number)
+    return index.names("chunk_ids")[number]
 
 
 def _sid(index: WalkIndex, number: int | np.integer) -> str:
-    return index.name("section_ids", number)
+    return index.names("section_ids")[number]
 
 
 def _eid(index: WalkIndex, number: int | np.integer) -> str:
-    return index.name("entity_ids", number)
+    return index.names("entity_ids")[number]
 
 
 def _entity_fields(index: WalkIndex, entity: int) -> tuple[str, float | None, str | None]:
