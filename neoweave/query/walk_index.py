@@ -5,10 +5,11 @@ It holds the walk's graph as sorted id arrays and CSR adjacency (chunk - entity 
 entity - home section, entity - entity relations with their weights, section - section links with their method,
 section - chunk), the mention count and type of each entity, and the unit vectors the expansion ranks by (chunks,
 entities, link contexts; float32 as the store keeps them: a float16 copy is half the bytes, but converting it
-cost a query 3.5 ms of 19) with a fingerprint of each. `walk_build` builds it from the graph; it records the graph's write stamp (`GraphStore.stamp`): every write through a
-neoweave store replaces the stamp, so an index whose stamp differs from the graph's is never used.
-`WalkIndexes` keeps the current one for a store, loading it from its directory or building it when the stamp
-moved (from the previous one: only the vectors that changed are read).
+cost a query 3.5 ms of 19) with a fingerprint of each. `walk_build` builds it from the graph; it records the
+graph's write stamp (`GraphStore.stamp`): every write through a neoweave store replaces the stamp, so an index
+whose stamp differs from the graph's is never used. `WalkIndexes` keeps the current one for a store, loading it
+from its directory or building it when the stamp moved (from the previous one: only the vectors that changed
+are read).
 
 `expand` (in `walk_expand`) gives exactly the rows of the `ppr_expand` statement, so the walk is the same with or
 without the index.
