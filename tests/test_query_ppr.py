@@ -255,8 +255,9 @@ def test_strategies_that_rank_links_by_context_embedding_say_so():
     folder = Path(neoweave.cypher.__file__).parent
     readers = {path.stem for path in folder.rglob("*.cypher") if "context_embedding" in path.read_text()
                and "SET" not in path.read_text() and "IS NULL" not in path.read_text()}
-    # a new reader: flag its strategy, then extend this set (walk_index_links: ppr's walk index)
-    assert readers == {"larag_expand", "larag_expand_chunks", "ppr_expand", "walk_index_links"}
+    # a new reader: flag its strategy, then extend this set (walk_index_*: ppr's walk index)
+    assert readers == {"larag_expand", "larag_expand_chunks", "ppr_expand", "walk_index_links",
+                       "walk_index_link_vectors"}
     assert STRATEGIES.get("larag").reads_link_contexts and STRATEGIES.get("ppr").reads_link_contexts
     assert not STRATEGIES.get("naive").reads_link_contexts and not STRATEGIES.get("kg").reads_link_contexts
 

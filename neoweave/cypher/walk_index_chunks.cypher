@@ -4,10 +4,12 @@
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 // @param probe: VECTOR  the fixed unit vector fingerprints are taken against
-WITH {{vector $probe}} AS probe
 MATCH (c:Chunk)
 WHERE {{key_after c.id $after}}
-WITH c, probe ORDER BY c.id LIMIT $limit
+WITH c ORDER BY c.id LIMIT $limit
+// the probe bound once, after the page is chosen (before the MATCH, the label was scanned per row)
+WITH collect(c) AS page, {{vector $probe}} AS probe
+UNWIND page AS c
 OPTIONAL MATCH (s:Section)-[:HAS_CHUNK]->(c)
 RETURN c.id AS key, s.id AS section_id, {{cosine c.embedding probe}} AS fingerprint
 ORDER BY key

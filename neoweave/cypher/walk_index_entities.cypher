@@ -3,10 +3,12 @@
 // @param after: STRING  the last key of the previous page ('' for the first)
 // @param limit: INTEGER  page size
 // @param probe: VECTOR  the fixed unit vector fingerprints are taken against
-WITH {{vector $probe}} AS probe
 MATCH (e:Entity)
 WHERE {{key_after e.id $after}}
-WITH e, probe ORDER BY e.id LIMIT $limit
+WITH e ORDER BY e.id LIMIT $limit
+// the probe bound once, after the page is chosen (before the MATCH, the label was scanned per row)
+WITH collect(e) AS page, {{vector $probe}} AS probe
+UNWIND page AS e
 OPTIONAL MATCH (e)-[:DESCRIBED_BY]->(h:Section)
 WITH e, probe, collect(h.id) AS homes
 RETURN e.id AS key, e.mention_count AS mentions, e.type AS type, {{cosine e.embedding probe}} AS fingerprint, homes
