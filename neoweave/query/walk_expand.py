@@ -109,6 +109,11 @@ def _walked(index: WalkIndex, links: slice, methods: set[str]) -> np.ndarray:
     return walked
 
 
+def _neighbours(ptr: np.ndarray, idx: np.ndarray, row: int | np.integer) -> np.ndarray:
+    """Row `row` of a CSR adjacency (`ptr`, `idx`)."""
+    return idx[ptr[row]:ptr[row + 1]]
+
+
 def _cid(index: WalkIndex, number: int | np.integer) -> str:
     return index.names("chunk_ids")[number]
 
@@ -135,7 +140,7 @@ def _entity_mentions(index: WalkIndex, scores: _Scores, entities: list[int], per
     for entity in entities:
         if hubs[entity]:
             continue
-        chunks = (index.mentioned_idx[index.mentioned_ptr[entity]:index.mentioned_ptr[entity + 1]])
+        chunks = _neighbours(index.mentioned_ptr, index.mentioned_idx, entity)
         if not len(chunks):
             continue
         chunk_scores = scores.chunks(chunks)
@@ -151,11 +156,10 @@ def _entity_homes(index: WalkIndex, scores: _Scores, entities: list[int], per_no
     """Branch 2: chunks of a frontier entity's home sections (DESCRIBED_BY), closest first."""
     rows = []
     for entity in entities:
-        homes = (index.home_idx[index.home_ptr[entity]:index.home_ptr[entity + 1]])
+        homes = _neighbours(index.home_ptr, index.home_idx, entity)
         if not len(homes):
             continue
-        chunk_lists = [(index.section_chunk_idx[index.section_chunk_ptr[h]:index.section_chunk_ptr[h + 1]])
-                       for h in homes]
+        chunk_lists = [_neighbours(index.section_chunk_ptr, index.section_chunk_idx, h) for h in homes]
         chunks = np.concatenate(chunk_lists)
         if not len(chunks):
             continue
@@ -177,7 +181,7 @@ def _entity_relations(index: WalkIndex, scores: _Scores, entities: list[int], pe
     for entity in entities:
         if hubs[entity]:
             continue
-        edges = (index.related_idx[index.related_ptr[entity]:index.related_ptr[entity + 1]])
+        edges = _neighbours(index.related_ptr, index.related_idx, entity)
         starts, ends = index.related_start[edges], index.related_end[edges]
         others = np.where(starts == entity, ends, starts)
         keep = ~hubs[others]
@@ -230,7 +234,7 @@ def _chunk_homes(index: WalkIndex, scores: _Scores, chunks: list[int], per_node:
         section = int(index.chunk_section[chunk])
         if section < 0:
             continue
-        entities = index.homed_idx[index.homed_ptr[section]:index.homed_ptr[section + 1]][:per_node]
+        entities = _neighbours(index.homed_ptr, index.homed_idx, section)[:per_node]
         if not len(entities):
             continue
         scores.prefetch_entities(entities)
