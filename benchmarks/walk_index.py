@@ -1,7 +1,11 @@
-"""ppr over the walk index against ppr over the store, on a built graph: same answers, time, build cost, bytes.
+"""ppr (or kg) over the walk index against the same over the store, on a built graph: same answers, time, build
+cost, bytes.
 
     python benchmarks/walk_index.py --data-dir /work/bench/idx/python-docs --qa FAQ/qa.jsonl --type with-links \
-        --key url --label python_docs_faq --out docs/benchmarks/walk_index.json
+        --key url --label python_docs_faq --out docs/benchmarks/walk_index.json [--strategy kg]
+
+kg (`--strategy kg`) scores its relation hops from the index instead of a `kg_entity_relations` statement per
+hop; its facts are compared too.
 
 For each k, every question is retrieved with `walk_index=store` (a `ppr_expand` statement per hop, as before the
 index) and over the index (built fresh here, timed; then loaded from its files as a new process would): the
@@ -55,16 +59,20 @@ def evidence_keys(kb: neoweave.KnowledgeBase, items: list, key: str, titles: dic
     return [titles.get(item.doc_id, item.doc_id) for item in items]
 
 
-def run_pass(kb: neoweave.KnowledgeBase, questions: list[dict], k: int, walk_index: str, key: str,
+OVER = {"ppr": "expanded_over", "kg": "relations_over"}
+"""The result parameter that says whether a strategy read the index or the store."""
+
+
+def run_pass(kb: neoweave.KnowledgeBase, questions: list[dict], strategy: str, k: int, walk_index: str, key: str,
              titles: dict[str, str]) -> dict:
-    chosen = kb.strategy("ppr", k=k, walk_index=walk_index)
+    chosen = kb.strategy(strategy, k=k, walk_index=walk_index)
     returned, times, embeds, scores = [], [], [], {"hit": [], "perfect": [], "recall": []}
     for question in questions:
         result = chosen.retrieve(question["question"])
-        assert result.parameters["expanded_over"] == ("store" if walk_index == "store" else "walk index")
+        assert result.parameters.get(OVER[strategy], "store") == ("store" if walk_index == "store" else "walk index")
         times.append(sum(ms for stage, ms in result.cost.milliseconds.items() if stage != "embed"))
         embeds.append(result.cost.milliseconds.get("embed", 0.0))
-        returned.append([item.chunk_id for item in result.items])
+        returned.append([item.chunk_id for item in result.items] + [fact.text() for fact in result.facts])
         found = evidence_keys(kb, result.items, key, titles)
         scores["hit"].append(metrics.hit(found, question["evidence"]))
         scores["perfect"].append(metrics.perfect(found, question["evidence"]))
@@ -86,6 +94,7 @@ def main() -> None:
     parser.add_argument("--type", help="only questions of this type (the FAQ's with-links)")
     parser.add_argument("--key", choices=("url", "title"), default="title", help="what the evidence names")
     parser.add_argument("--ks", default="2,5,10")
+    parser.add_argument("--strategy", choices=sorted(OVER), default="ppr")
     parser.add_argument("--label", required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -96,14 +105,15 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             check=False).stdout.strip()
     report: dict = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
-                    "data_dir": str(args.data_dir), "questions": len(questions), "cores": os.cpu_count()}
+                    "data_dir": str(args.data_dir), "questions": len(questions), "cores": os.cpu_count(),
+                    "strategy": args.strategy}
     with neoweave.open(args.data_dir, read_only=True, limits=neoweave.Limits.unbounded()) as kb:
         store, titles = kb.store, {}
         stamp = store.stamp()
         if stamp is None:
             sys.exit(f"{args.data_dir}: the graph has no write stamp; run `neoweave --data-dir {args.data_dir} "
                      "walk-index` once")
-        kb.retrieve("warm up", strategy="ppr", walk_index="store")
+        kb.retrieve("warm up", strategy=args.strategy, walk_index="store")
         report["rss_mb_before_index"] = round(resident_mb(), 1)
         started = time.perf_counter()
         index = build_walk_index(store, stamp)
@@ -131,10 +141,10 @@ def main() -> None:
         WalkIndexes.of(store)._current = None  # the next question loads the files, as a new process does
         report["runs"] = {}
         for k in ks:
-            store_first = run_pass(kb, questions, k, "store", args.key, titles)
-            store_repeat = run_pass(kb, questions, k, "store", args.key, titles)
-            index_first = run_pass(kb, questions, k, "auto", args.key, titles)
-            index_repeat = run_pass(kb, questions, k, "auto", args.key, titles)
+            store_first = run_pass(kb, questions, args.strategy, k, "store", args.key, titles)
+            store_repeat = run_pass(kb, questions, args.strategy, k, "store", args.key, titles)
+            index_first = run_pass(kb, questions, args.strategy, k, "auto", args.key, titles)
+            index_repeat = run_pass(kb, questions, args.strategy, k, "auto", args.key, titles)
             same = sum(a == b for a, b in zip(store_first["returned"], index_first["returned"], strict=True))
             report["runs"][k] = {
                 "same_chunks_in_same_order": f"{same}/{len(questions)}",

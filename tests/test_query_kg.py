@@ -135,7 +135,7 @@ def test_enrich_kg_records_each_entitys_relation_count_and_keeps_it_current(enri
 
 
 def test_kg_last_hop_leaves_out_relations_that_cannot_enter_the_kept_facts(enriched, embedder, monkeypatch):
-    from neoweave.query.base import EVERY_RELATION, Fact
+    from neoweave.query.base import EVERY_RELATION
     from neoweave.query.kg import KGRetriever
 
     def facts_and_rows(retriever: KGRetriever) -> tuple[list[tuple], list[int]]:
@@ -162,7 +162,7 @@ def test_kg_last_hop_leaves_out_relations_that_cannot_enter_the_kept_facts(enric
     assert cut_facts == all_facts and len(cut_facts) == 2  # ... and the same facts were kept
     # the bar by hand: the 2nd best score 0.5, decayed by 0.8 at hop 2 -> a raw score of at least 0.625
     kg = KGRetriever(enriched, embedder, None, hops=2, max_facts=2, hop_decay=0.8)
-    found = {frozenset((str(i), "x")): Fact(str(i), "a", "r", "x", "b", "", 1.0, score, 1)
+    found = {frozenset((str(i), "x")): ({"entity_id": str(i), "other_id": "x", "source_id": str(i)}, score, 1)
              for i, score in enumerate([0.9, 0.5, 0.3])}
     assert kg._min_raw_score(found, 1) == EVERY_RELATION  # hop 1 feeds hop 2's frontier: nothing left out
     assert kg._min_raw_score(found, 2) == pytest.approx(0.625)

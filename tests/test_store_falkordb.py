@@ -416,6 +416,8 @@ EXAMPLES.update({
     "walk_index_chunk_vectors": {"ids": ["c1", "nowhere"]},
     "walk_index_entity_vectors": {"ids": ["code:asyncio"]},
     "walk_index_link_vectors": {"section_ids": ["s1"], "probe": _unit([1, 2, 3, 4])},
+    "kg_relation_details": {"rows": [{"source_id": "code:asyncio", "target_id": "code:await", "type": ""}],
+                            "max_chunks": 2},
     "import_progress_get": {},
     "import_progress_start": {"fingerprint": "f", "source": "/nowhere/export", "now": NOW},
     "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},

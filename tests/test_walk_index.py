@@ -14,6 +14,7 @@ from neoweave.query import strategy
 from neoweave.query.walk_build import build_walk_index
 from neoweave.query.walk_expand import expand
 from neoweave.query.walk_index import WalkIndex, WalkIndexes
+from neoweave.query.walk_relations import relation_candidates
 from tests.conftest import COMMUNITY_CORPUS, ingest_records
 from tests.test_query_ppr import FILM_ENTITIES, FILM_LINKS, FILMS, _load
 
@@ -87,6 +88,69 @@ def test_ppr_retrieves_the_same_with_and_without_the_index(both_graphs, embedder
                 [item.score for item in over_store.items], rel=1e-2)
             assert "ppr_expand" in over_store.trace.statements and "ppr_expand" not in over_index.trace.statements
             assert over_index.trace.seeds.keys() == over_store.trace.seeds.keys()
+
+
+def _relation_key(row: dict) -> tuple:
+    return row["entity_id"], row["other_id"], row["source_id"], row["type"]
+
+
+def _same_scores_kept(index_rows: list[dict], statement_rows: list[dict]) -> None:
+    """Per entity, the same scores kept (equal names embed alike, so the cut between ties goes either way)."""
+    kept: list[dict[str, list[float]]] = [{}, {}]
+    for rows, into in zip((index_rows, statement_rows), kept, strict=True):
+        for row in rows:
+            into.setdefault(row["entity_id"], []).append(row["score"])
+    assert kept[0].keys() == kept[1].keys()
+    for entity, scores in kept[0].items():
+        assert sorted(scores) == pytest.approx(sorted(kept[1][entity]), abs=1e-5)
+
+
+@pytest.mark.parametrize("per_entity,max_degree,min_score", [(10, 500, -1e9), (2, 500, -1e9), (10, 3, -1e9),
+                                                               (10, 500, 0.25), (0, 500, -1e9)])
+def test_kg_hops_over_the_index_give_the_statements_relations(both_graphs, embedder, per_entity, max_degree,
+                                                              min_score):
+    store = both_graphs
+    index = build_walk_index(store, "test")
+    entities = index.names("entity_ids")
+    hubs = [entity for entity, count in zip(entities, index.entity_relations.tolist(), strict=True) if count > 3]
+    assert hubs and len(index.related_types) >= 1  # the films' hand-built relations and the kg step's own
+    for question in QUESTIONS[:3]:
+        embedding = embedder.embed_query(question)
+        for frontier in (entities, entities[1::4], hubs, ["entity:nowhere"]):
+            params = {"entity_ids": frontier, "embedding": embedding, "weight_factor": 0.05, "max_chunks": 3,
+                      "max_degree": max_degree, "min_score": min_score}
+            statement_rows = store.run("kg_entity_relations", {**params, "per_entity": per_entity})
+            every = {_relation_key(row): row["score"] for row in store.run("kg_entity_relations",
+                                                                             {**params, "per_entity": 10_000})}
+            index_rows = relation_candidates(index, frontier, embedding, per_entity=per_entity,
+                                             weight_factor=0.05, max_degree=max_degree, min_score=min_score)
+            _same_scores_kept(index_rows, statement_rows)
+            for row in index_rows:  # each one a relation the statement scores the same
+                assert row["score"] == pytest.approx(every[_relation_key(row)], abs=1e-5)
+                assert row["target_id"] == (row["other_id"] if row["source_id"] == row["entity_id"]
+                                            else row["entity_id"])
+            if per_entity >= 10 and min_score < 0 and max_degree == 500:
+                assert len(index_rows) == len(every)
+            if frontier is hubs and max_degree == 3:
+                assert not index_rows  # every hub skipped
+
+
+def test_kg_finds_the_same_facts_with_and_without_the_index(both_graphs, embedder):
+    assert WalkIndexes.of(both_graphs).current(build=True) is not None
+    for question in QUESTIONS:
+        over_store = strategy("kg", both_graphs, embedder, walk_index="store").retrieve(question)
+        over_index = strategy("kg", both_graphs, embedder).retrieve(question)
+        assert over_store.parameters["relations_over"] == "store"
+        assert over_index.parameters["relations_over"] == "walk index"
+        assert over_index.facts, question
+        assert [fact.text() for fact in over_index.facts] == [fact.text() for fact in over_store.facts]
+        assert [(f.source_id, f.target_id, f.weight, f.hop, f.chunk_ids) for f in over_index.facts] == \
+            [(f.source_id, f.target_id, f.weight, f.hop, f.chunk_ids) for f in over_store.facts]
+        assert [f.score for f in over_index.facts] == pytest.approx([f.score for f in over_store.facts], abs=1e-5)
+        assert [item.chunk_id for item in over_index.items] == [item.chunk_id for item in over_store.items]
+        assert "kg_entity_relations" in over_store.trace.statements
+        assert "kg_entity_relations" not in over_index.trace.statements
+        assert "kg_relation_details" in over_index.trace.statements
 
 
 def test_every_write_replaces_the_stamp_and_an_older_index_is_not_used(both_graphs, embedder):

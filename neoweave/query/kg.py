@@ -10,7 +10,9 @@
    give the prompt a facts block beside the top-k vector chunks; the `fact_chunks` best-supported source
    chunks of the top facts join the context too (origin "fact").
 
-Every step is one set-oriented statement over the whole frontier: 4-6 statements per question.
+Every step is one set-oriented statement over the whole frontier: 4-6 statements per question. With a current
+walk index (`query.walk_index`, built by `enrich kg`), step 2 scores the hops from the index and one statement
+reads the kept facts' texts (`query.walk_relations`): the same facts, one or two statements fewer.
 Needs `neoweave enrich kg`.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import (
@@ -32,6 +35,11 @@ from neoweave.query.base import (
     register,
 )
 from neoweave.query.entity_linking import link_question
+from neoweave.query.walk_index import WALK_INDEX_USES, WalkIndex, walk_index_for
+from neoweave.query.walk_relations import relation_candidates
+
+Found = tuple[dict[str, Any], float, int]
+"""A relation reached by the hops: its row (seen from the entity it was reached from), score and hop."""
 
 
 @register
@@ -71,6 +79,10 @@ class KGRetriever(Strategy):
     """Facts (relations) given to the prompt."""
     fact_chunks: int = 2
     """Source chunks of the top facts added to the context (the one closest to the question per fact)."""
+    walk_index: str = "auto"
+    """Where the hops read relations: auto (the walk index, `query.walk_index`, when one is current at the
+    graph's write stamp, else the store), build (the index, built first when it is not current), store (a
+    `kg_entity_relations` statement per hop). The facts are the same either way."""
 
     def validate(self) -> None:
         self._at_least(0, "k", "entity_k", "per_entity", "beam", "max_facts", "fact_chunks")
@@ -79,6 +91,9 @@ class KGRetriever(Strategy):
             raise NeoweaveError(f"kg: hops must be 0, 1 or 2, got {self.hops}")
         if not 0 <= self.hop_decay <= 1:
             raise NeoweaveError(f"kg: hop_decay must be in [0, 1], got {self.hop_decay}")
+        if self.walk_index not in WALK_INDEX_USES:
+            raise NeoweaveError(f"kg: walk_index must be one of {', '.join(WALK_INDEX_USES)}, "
+                                f"got {self.walk_index!r}")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
         with cost.timed("embed"):
@@ -90,7 +105,7 @@ class KGRetriever(Strategy):
                     trace.chunk(row["section_id"], row["chunk_id"])
                     items.append(ContextItem.from_row(row, "seed"))
             seeds = self._link(question, embedding, trace)
-            facts = self._facts(seeds, embedding, trace)
+            facts = self._facts(seeds, embedding, trace, result)
             items += self._fact_chunks(facts, embedding, {item.chunk_id for item in items}, trace)
         if facts:
             with cost.timed("tokens"):  # counting the facts is retrieval work, not question embedding
@@ -111,49 +126,79 @@ class KGRetriever(Strategy):
         return seeds
 
     # 2. relations within 1-2 hops -----------------------------------------------------------------
-    def _facts(self, seeds: dict[str, float], embedding: list[float], trace: Trace) -> list[Fact]:
+    def _facts(self, seeds: dict[str, float], embedding: list[float], trace: Trace, result: RetrievalResult
+               ) -> list[Fact]:
         if not seeds or not self.hops or not self.max_facts:
             return []
-        facts: dict[frozenset[str], Fact] = {}
+        index = walk_index_for(self.store, self.walk_index)
+        result.parameters["relations_over"] = "walk index" if index is not None else "store"
+        found: dict[frozenset[str], Found] = {}
         frontier, expanded = list(seeds), set(seeds)
         for hop in range(1, self.hops + 1):
-            min_score = self._min_raw_score(facts, hop)
+            min_score = self._min_raw_score(found, hop)
             if min_score is None:
                 break
-            rows = self._run(trace, "kg_entity_relations", {
-                "entity_ids": frontier, "embedding": embedding, "per_entity": self.per_entity,
-                "weight_factor": self.weight_factor, "max_chunks": MAX_CHUNKS_PER_FACT,
-                "max_degree": self.max_degree, "min_score": min_score})
             reached: dict[str, float] = {}
-            for row in rows:
+            for row in self._relations(frontier, embedding, min_score, index, trace):
                 score = float(row["score"] or 0.0) * (self.hop_decay ** (hop - 1))
                 pair = frozenset((row["entity_id"], row["other_id"]))
-                if pair in facts and (facts[pair].hop < hop or facts[pair].score >= score):
-                    continue  # a relation keeps the hop (and score) it was first reached at
-                facts[pair] = Fact.from_relation_row(row, score, hop)
+                if pair in found and not _better((row, score, hop), found[pair]):
+                    continue
+                found[pair] = (row, score, hop)
                 if row["other_id"] not in expanded:
                     reached[row["other_id"]] = max(reached.get(row["other_id"], -math.inf), score)
             frontier = sorted(reached, key=lambda entity: -reached[entity])[:self.beam]
             expanded.update(frontier)
             if not frontier:
                 break
-        ranked = sorted(facts.values(), key=lambda fact: (-fact.score, fact.source_id, fact.target_id))
-        kept = ranked[:self.max_facts]
+        ranked = sorted(found.values(), key=lambda f: (-f[1], *_ends(f[0])))
+        kept = self._as_facts(ranked[:self.max_facts], index, trace)
         for fact in kept:
             trace.node(fact.source_id)
             trace.node(fact.target_id)
             trace.relationship(fact.source_id, "RELATED", fact.target_id)
         return kept
 
-    def _min_raw_score(self, facts: dict[frozenset[str], Fact], hop: int) -> float | None:
+    def _relations(self, frontier: list[str], embedding: list[float], min_score: float, index: WalkIndex | None,
+                   trace: Trace) -> list[dict[str, Any]]:
+        """The frontier's best relations: from the walk index (keys and scores) or the store (whole rows)."""
+        if index is not None:
+            return relation_candidates(index, frontier, embedding, per_entity=self.per_entity,
+                                       weight_factor=self.weight_factor, max_degree=self.max_degree,
+                                       min_score=min_score)
+        return self._run(trace, "kg_entity_relations", {
+            "entity_ids": frontier, "embedding": embedding, "per_entity": self.per_entity,
+            "weight_factor": self.weight_factor, "max_chunks": MAX_CHUNKS_PER_FACT,
+            "max_degree": self.max_degree, "min_score": min_score})
+
+    def _as_facts(self, kept: list[Found], index: WalkIndex | None, trace: Trace) -> list[Fact]:
+        """The kept relations as facts; over the walk index, their texts are read now (one statement)."""
+        if index is None or not kept:
+            return [Fact.from_relation_row(row, score, hop) for row, score, hop in kept]
+        keys = [{"source_id": row["source_id"], "target_id": row["target_id"], "type": row["type"] or ""}
+                for row, _, _ in kept]
+        details = {(d["source_id"], d["target_id"], d["type"] or ""): d for d in self._run(
+            trace, "kg_relation_details", {"rows": keys, "max_chunks": MAX_CHUNKS_PER_FACT})}
+        facts = []
+        for (row, score, hop), key in zip(kept, keys, strict=True):
+            detail = details.get((key["source_id"], key["target_id"], key["type"]))
+            if detail is None:  # gone since the index was checked (a concurrent write): not a fact any more
+                continue
+            names = {detail["source_id"]: detail["source_name"], detail["target_id"]: detail["target_name"]}
+            facts.append(Fact.from_relation_row({
+                **row, **detail, "entity_name": names[row["entity_id"]], "other_name": names[row["other_id"]]},
+                score, hop))
+        return facts
+
+    def _min_raw_score(self, found: dict[frozenset[str], Found], hop: int) -> float | None:
         """The undecayed score a relation of `hop` needs to enter the kept facts (None: none can).
 
         The last hop expands nobody, so a relation scoring below the `max_facts`-th fact found so far can
         never be kept (more facts only raise the bar): the statement leaves it out instead of returning it.
         The facts kept are the same; hop 2 returns fewer rows."""
-        if hop < self.hops or len(facts) < self.max_facts:
+        if hop < self.hops or len(found) < self.max_facts:
             return EVERY_RELATION
-        bar = sorted((fact.score for fact in facts.values()), reverse=True)[self.max_facts - 1]
+        bar = sorted((score for _, score, _ in found.values()), reverse=True)[self.max_facts - 1]
         decay = self.hop_decay ** (hop - 1)
         if decay == 0:
             return EVERY_RELATION if bar <= 0 else None
@@ -194,3 +239,21 @@ class KGRetriever(Strategy):
                 if len(items) >= self.fact_chunks:
                     break
         return items
+
+
+def _ends(row: dict[str, Any]) -> tuple[str, str]:
+    """A relation row's (source id, target id) in the relation's own direction (facts are ranked by them)."""
+    if row["source_id"] == row["entity_id"]:
+        return row["entity_id"], row["other_id"]
+    return row["other_id"], row["entity_id"]
+
+
+def _better(new: Found, old: Found) -> bool:
+    """Whether `new` replaces `old` for one entity pair: a pair keeps the hop it was first reached at and the best
+    score; between equal scores (two edges of one pair: both directions, or several types) the first by key, so
+    the fact does not depend on the order rows arrive in."""
+    (row, score, hop), (old_row, old_score, old_hop) = new, old
+    if hop != old_hop or score != old_score:
+        return hop == old_hop and score > old_score
+    return (*_ends(row), row["type"] or "") < (*_ends(old_row), old_row["type"] or "")
+

@@ -38,10 +38,9 @@ from neoweave.query.pagerank_gds import gds_personalized_pagerank
 from neoweave.query.question_types import classify_rules
 from neoweave.query.rerank import rerank
 from neoweave.query.walk_expand import expand, missing_link_contexts
-from neoweave.query.walk_index import WalkIndex, WalkIndexes
+from neoweave.query.walk_index import WALK_INDEX_USES, WalkIndex, walk_index_for
 
 GENERIC_TYPES = frozenset({"concept", "date", "time"})
-WALK_INDEX_USES = ("auto", "build", "store")
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
                                     "both": ["authored", "inferred"], "none": []}
 
@@ -232,8 +231,7 @@ class PPRRetriever(Strategy):
     def _index(self, result: RetrievalResult) -> WalkIndex | None:
         """The walk index to expand over, or None to read the store; which one is in the result's parameters
         (`expanded_over`)."""
-        index = None if self.walk_index == "store" else \
-            WalkIndexes.of(self.store).current(build=self.walk_index == "build")
+        index = walk_index_for(self.store, self.walk_index)
         result.parameters["expanded_over"] = "walk index" if index is not None else "store"
         return index
 

@@ -93,10 +93,11 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
                      keep=lambda row: row["target_id"] is not None),
             _columns(reads, "walk_index_mentions", ("key", "entity_id", "count"),
                      keep=lambda row: row["entity_id"] is not None),
-            _columns(reads, "walk_index_related", ("key", "other_id", "weight"),
+            _columns(reads, "walk_index_related", ("key", "other_id", "weight", "type"),
                      keep=lambda row: row["other_id"] is not None)))
         chunks = _columns(reads, "walk_index_chunks", ("key", "section_id", "fingerprint"), probed=True)
-        entities = _columns(reads, "walk_index_entities", ("key", "mentions", "type", "homes", "fingerprint"),
+        entities = _columns(reads, "walk_index_entities", ("key", "mentions", "relations", "type", "homes",
+                                                                      "fingerprint"),
                             probed=True)
         links, mentions_read, related_read = reading.result()
     chunk_order, chunk_ids = _order(chunks["key"])
@@ -121,9 +122,9 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
 
     entity_mentions = np.array([np.nan if m is None else float(m) for m in entities["mentions"]],
                                dtype=np.float64)[entity_order]
-    types = sorted({t for t in entities["type"] if t is not None})
-    type_no = {name: i for i, name in enumerate(types)}
-    entity_type_code = np.array([type_no.get(t, -1) for t in entities["type"]], dtype=np.int32)[entity_order]
+    entity_relations = np.array([r or 0 for r in entities["relations"]], dtype=np.int64)[entity_order]
+    types, entity_type_code = _codes(entities["type"])
+    entity_type_code = entity_type_code[entity_order]
     home_pairs = [(entity_no[key], section_no[home]) for key, homes in
                   zip(entities["key"], entities["homes"], strict=True) for home in homes or []]
     home_ptr, home_idx = _csr_pairs(home_pairs, len(entity_ids))
@@ -141,6 +142,7 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
     related_start = np.array([entity_no[key] for key in related["key"]], dtype=np.int32)
     related_end = np.array([entity_no[key] for key in related["other_id"]], dtype=np.int32)
     related_weight = np.array([1.0 if w is None else float(w) for w in related["weight"]], dtype=np.float64)
+    related_types, related_type_code = _codes(related["type"])
     edges = np.arange(len(related_start))
     not_loop = related_end != related_start
     related_ptr, related_idx = _csr(np.concatenate([related_start, related_end[not_loop]]),
@@ -170,11 +172,12 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
         chunk_section=chunk_section, section_ids=section_ids, section_chunk_ptr=section_chunk_ptr,
         section_chunk_idx=section_chunk_idx, entity_ids=entity_ids, entity_vectors=entity_vectors,
         entity_has_vector=entity_has_vector, entity_fingerprint=entity_fingerprint, entity_mentions=entity_mentions,
-        entity_type_code=entity_type_code, entity_types=np.array(types, dtype=str),
+        entity_type_code=entity_type_code, entity_types=np.array(types, dtype=str), entity_relations=entity_relations,
         mention_ptr=mention_ptr, mention_idx=mention_idx, mention_count=mention_count,
         mentioned_ptr=mentioned_ptr, mentioned_idx=mentioned_idx, home_ptr=home_ptr, home_idx=home_idx,
         homed_ptr=homed_ptr, homed_idx=homed_idx, related_start=related_start, related_end=related_end,
-        related_weight=related_weight, related_ptr=related_ptr, related_idx=related_idx,
+        related_weight=related_weight, related_type_code=related_type_code,
+        related_types=np.array(related_types, dtype=str), related_ptr=related_ptr, related_idx=related_idx,
         link_target=link_target, link_ptr=link_ptr, link_authored=methods == "authored",
         link_inferred=methods == "inferred", link_vectors=link_vectors, link_has_vector=link_has_vector,
         link_fingerprint=link_fingerprint)
@@ -288,6 +291,13 @@ def _kept(columns: dict[str, list[Any]], keep: Callable[[int], bool]) -> dict[st
     """The rows (by position) of `columns` that `keep` accepts."""
     rows = [i for i in range(len(next(iter(columns.values()), []))) if keep(i)]
     return {name: [values[i] for i in rows] for name, values in columns.items()}
+
+
+def _codes(values: list[str | None]) -> tuple[list[str], np.ndarray]:
+    """The distinct values sorted, and each value's number among them (-1 for None)."""
+    names = sorted({value for value in values if value is not None})
+    number = {name: i for i, name in enumerate(names)}
+    return names, np.array([number.get(value, -1) for value in values], dtype=np.int32)  # type: ignore[arg-type]
 
 
 def _order(keys: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,7 @@ from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 """Version of the files' layout; a directory of another version is rebuilt."""
 PAGE = 2000
 """Nodes per page of a build statement."""
@@ -64,6 +64,7 @@ class WalkIndex:
     entity_mentions: np.ndarray  # float64, NaN where the graph has none
     entity_type_code: np.ndarray  # index into entity_types, -1 for none
     entity_types: np.ndarray
+    entity_relations: np.ndarray  # coalesce(relation_count, 0): kg's hub cut (`max_degree`)
     mention_ptr: np.ndarray  # chunk -> entities it mentions
     mention_idx: np.ndarray
     mention_count: np.ndarray  # m.count, 1 where the graph has none
@@ -76,6 +77,8 @@ class WalkIndex:
     related_start: np.ndarray
     related_end: np.ndarray
     related_weight: np.ndarray  # coalesce(r.weight, 1.0)
+    related_type_code: np.ndarray  # index into related_types, -1 for none
+    related_types: np.ndarray
     related_ptr: np.ndarray  # entity -> RELATED edges touching it (either end)
     related_idx: np.ndarray
     link_target: np.ndarray  # per link, by source section (CSR `link_ptr`)
@@ -244,3 +247,16 @@ class WalkIndexes:
             except OSError as exc:  # a read-only data directory: the index stays in memory only
                 log.warning("walk index not saved to %s: %s", self.directory, exc)
         return index
+
+
+WALK_INDEX_USES = ("auto", "build", "store")
+"""How a strategy reads the walk's graph (its `walk_index` parameter): auto (the index when one is current, else
+the store), build (the index, built first when it is not current: the first question pays for it), store."""
+
+
+def walk_index_for(store: GraphStore, use: str) -> WalkIndex | None:
+    """The walk index a strategy's `walk_index` parameter `use` asks for, or None to read the store."""
+    if use == "store":
+        return None
+    return WalkIndexes.of(store).current(build=use == "build")
+

@@ -1,0 +1,54 @@
+"""kg's relation hops over the walk index (`query.walk_index`): the candidates `kg_entity_relations` would return,
+scored from the index's relation adjacency, weights and entity vectors without a statement per hop. Only the
+facts kg keeps are then read from the store, with their texts (`kg_relation_details`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from neoweave.query.walk_index import WalkIndex
+
+
+def relation_candidates(index: WalkIndex, entity_ids: Sequence[str], embedding: Sequence[float], *,
+                        per_entity: int, weight_factor: float, max_degree: int, min_score: float
+                        ) -> list[dict[str, Any]]:
+    """For each entity of the frontier, its `per_entity` best relations (either direction) by cosine(question,
+    other end) + weight_factor * ln(1 + weight), as the statement ranks them: hubs (relation count above
+    `max_degree`) not expanded, relations below `min_score` left out. Rows carry the relation's key (`source_id`,
+    `target_id`, `type`) and its score; its texts come later, for the kept ones only."""
+    numbers = list(dict.fromkeys(index.numbers(index.entity_ids, entity_ids)))
+    numbers = [n for n in numbers if index.entity_relations[n] <= max_degree]
+    if not numbers or per_entity <= 0:
+        return []
+    spans = [(index.related_ptr[n], index.related_ptr[n + 1]) for n in numbers]
+    edges = np.concatenate([index.related_idx[start:end] for start, end in spans]).astype(np.int64)
+    owner = np.repeat(np.array(numbers, dtype=np.int64), [end - start for start, end in spans])
+    starts, ends = index.related_start[edges], index.related_end[edges]
+    others = np.where(starts == owner, ends, starts)
+    question = np.asarray(embedding, dtype=index.entity_vectors.dtype)
+    # one cosine per distinct other end, so one entity reached by two relations scores the same through both
+    # (a matrix product's rounding depends on the row's place in it)
+    distinct, place = np.unique(others, return_inverse=True)
+    cosine = np.zeros(len(distinct), dtype=np.float64)
+    embedded = index.entity_has_vector[distinct]
+    if embedded.any():
+        cosine[embedded] = index.entity_vectors[distinct[embedded]] @ question
+    scores = cosine[place] + weight_factor * np.log1p(index.related_weight[edges])
+    ids, types = index.names("entity_ids"), index.related_types
+    rows: list[dict[str, Any]] = []
+    position = 0
+    for number, (start, end) in zip(numbers, spans, strict=True):
+        span = slice(position, position + int(end - start))
+        position = span.stop
+        best = np.argsort(-scores[span], kind="stable")[:per_entity]
+        for i in best + span.start:
+            if scores[i] < min_score:
+                break
+            code = index.related_type_code[edges[i]]
+            rows.append({"entity_id": ids[number], "other_id": ids[others[i]], "source_id": ids[starts[i]],
+                         "target_id": ids[ends[i]], "type": str(types[code]) if code >= 0 else None,
+                         "score": float(scores[i])})
+    return rows
