@@ -159,7 +159,7 @@ def test_every_write_replaces_the_stamp_and_an_older_index_is_not_used(both_grap
     built = indexes.current(build=True)
     assert built is not None and indexes.current() is built and built.stamp == store.stamp()
     stamps = [store.stamp()]
-    with store.writing():  # a span: one new stamp before its first write ...
+    with store.writing() as span:  # a span: one new stamp before its first write ...
         store.run("meta_stamp_get", {"id": "meta"})
         assert store.stamp() == stamps[-1]  # reads leave it
         store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.note = 'x'", write=True)
@@ -168,6 +168,7 @@ def test_every_write_replaces_the_stamp_and_an_older_index_is_not_used(both_grap
         store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.note = 'y'", write=True)
         assert store.stamp() == stamps[-1]
     stamps.append(store.stamp())  # ... and one after its last
+    assert (span.before, span.first, span.after, span.alone) == (stamps[0], stamps[1], stamps[2], True)
     with store.unit() as unit:
         unit.run("meta_stamp_get", {"id": "meta"})
     stamps.append(store.stamp())
@@ -224,6 +225,41 @@ def test_the_knowledge_base_keeps_its_walk_index_current(kb, tmp_path):
     assert kb.walk_index()["current"] and kb.walk_index()["chunks"] == 4
     result = kb.retrieve("Who founded the Python Software Foundation?", strategy="ppr", k=3)
     assert result.parameters["expanded_over"] == "walk index" and result.items
+
+
+def _same_index(a: WalkIndex, b: WalkIndex) -> None:
+    for f in dataclasses.fields(WalkIndex):
+        if f.name != "stamp":
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name
+
+
+def test_a_step_that_writes_nothing_the_index_reads_keeps_it_instead_of_rebuilding(kb, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in COMMUNITY_CORPUS))
+    kb.ingest(corpus)
+    kb.enrich("kg", n_process=1)
+    directory = WalkIndexes.of(kb.store).directory
+    for step in ("communities", "tags", "rst"):
+        stamp, reads = kb.store.stamp(), kb.store.statement_counts["walk_index_chunks"]
+        kb.enrich(step)
+        assert kb.store.stamp() != stamp  # the step wrote ...
+        assert kb.store.statement_counts["walk_index_chunks"] == reads, step  # ... and the index was not rebuilt
+        assert kb.walk_index()["current"]
+        assert sorted(path.name for path in directory.iterdir()) == [kb.store.stamp()]  # moved on disk
+        kept = WalkIndex.load(directory, kb.store.stamp())
+        assert kept is not None
+        _same_index(kept, build_walk_index(kb.store, "fresh"))  # what a rebuild would give
+    # a span another writer's span overlapped is not taken for this one's own: the index is rebuilt
+    other = type(kb.store)(server=kb.store.server, graph=kb.store.graph_name)
+    reads = kb.store.statement_counts["walk_index_chunks"]
+    with kb._writing("a test", writes=frozenset({"Tag"})):
+        kb.store.query("MERGE (t:Tag {name: 'first'})", write=True)
+        other.query("MATCH (e:Entity) WITH e ORDER BY e.id LIMIT 1 SET e.mention_count = 999", write=True)
+    other.close()
+    assert kb.store.statement_counts["walk_index_chunks"] > reads
+    assert kb.walk_index()["current"]
+    _same_index(WalkIndex.load(directory, kb.store.stamp()), build_walk_index(kb.store, "fresh"))
 
 
 def test_missing_link_contexts_stop_the_walk_with_or_without_the_index(falkordb_store, embedder):

@@ -14,14 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from neoweave.graph_schema.model import BOOKKEEPING
 from neoweave.store.base import GraphStore
 
 TIMESTAMPS = frozenset({"created_at", "updated_at", "edited_at", "undone_at"})
 """Properties recording when something was written: differ between any two builds, by design."""
-
-STAMP = frozenset({"stamp"})
-"""The Meta node's write stamp (`GraphStore.stamp`): which write came last, never part of what a graph holds, so
-always left out (even with `ignore` empty)."""
 
 SETS = frozenset({"enriched"})
 """List properties that are sets: a chunk's `enriched` lists the step signatures that processed it, in the order
@@ -97,7 +94,7 @@ class Snapshot:
 def snapshot(store: GraphStore, *, ignore: frozenset[str] = TIMESTAMPS) -> Snapshot:
     """Read the whole graph into a `Snapshot` (for test- and benchmark-sized graphs: it holds every vector)."""
     shot = Snapshot()
-    ignore = ignore | STAMP
+    ignore = ignore | BOOKKEEPING  # never part of what a graph holds (even with `ignore` empty)
     for row in store.run("snapshot_nodes"):
         label = ":".join(sorted(row["labels"]))
         props = {k: _plain(v, as_set=k in SETS) for k, v in row["props"].items() if k not in ignore}
@@ -171,3 +168,29 @@ def diff(first: Snapshot, second: Snapshot, *, limit: int = 200) -> list[str]:
         for index, (x, y) in enumerate(zip(a, b, strict=True)):
             out += _property_differences(f"{where} #{index}" if len(a) > 1 else where, x, y)
     return out[:limit] if limit else out
+
+
+def changed(first: Snapshot, second: Snapshot) -> set[str]:
+    """What differs between two snapshots as a footprint (`graph_schema.footprint`): a label or relationship type
+    whose nodes or edges were added or removed, "Label.property" / "TYPE.property" for a changed property. A
+    write's declared footprint must cover what it changed."""
+    out: set[str] = set()
+    for key in set(first.nodes) | set(second.nodes):
+        labels = key[0].split(":")
+        if key not in first.nodes or key not in second.nodes:
+            out.update(labels)
+        else:
+            out.update(f"{label}.{prop}" for prop in _changed_properties(first.nodes[key], second.nodes[key])
+                       for label in labels)
+    for key in set(first.relationships) | set(second.relationships):
+        a, b = first.relationships.get(key, []), second.relationships.get(key, [])
+        if len(a) != len(b):
+            out.add(key[0])
+        else:
+            out.update(f"{key[0]}.{prop}" for x, y in zip(a, b, strict=True) for prop in _changed_properties(x, y))
+    return out
+
+
+def _changed_properties(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return [key for key in set(a) | set(b) if key not in a or key not in b or not _same(a[key], b[key])]
+

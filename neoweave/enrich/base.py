@@ -79,6 +79,10 @@ class StepContext:
     progress: bool = True
 
 
+RUNNER_WRITES = frozenset({"Chunk.enriched"})
+"""What the runner writes for every step: the step signatures that processed each chunk."""
+
+
 @dataclass
 class EnrichStep:
     """Base of every enrich step; subclasses are dataclasses whose own fields are their parameters."""
@@ -88,6 +92,11 @@ class EnrichStep:
     methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
     vector_labels: ClassVar[tuple[str, ...]] = ("Chunk",)
     """Vector-indexed labels whose nodes the step updates (FalkorDB rebuilds those indexes after a run)."""
+    writes: ClassVar[frozenset[str] | None] = None
+    """What the step writes besides each chunk's `enriched` marker (the runner's, `RUNNER_WRITES`): labels,
+    relationship types and properties (`graph_schema.footprint`; tests/test_enrich_footprints.py runs each
+    declared step and checks it changed nothing else). None: not declared, it may write anything. The knowledge
+    base keeps ppr's walk index across a step that writes nothing the index reads, instead of rebuilding it."""
     graph_wide: ClassVar[bool] = False
     """True for a step that works on the graph as a whole (communities), not chunk by chunk: the runner goes
     straight to `finish`, which is resumable by itself."""

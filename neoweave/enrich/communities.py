@@ -58,6 +58,7 @@ class CommunitiesStep(EnrichStep):
     name: ClassVar[str] = "communities"
     methods: ClassVar[tuple[str, ...]] = ("fast", "llm")
     vector_labels: ClassVar[tuple[str, ...]] = ("Community",)
+    writes: ClassVar[frozenset[str] | None] = frozenset({"Community", "IN_COMMUNITY", "PARENT_COMMUNITY", "Meta"})
     graph_wide: ClassVar[bool] = True
 
     max_cluster_size: int = 10

@@ -71,6 +71,9 @@ class ParagraphResult:
 class RstStep(EnrichStep):
     name: ClassVar[str] = "rst"
     vector_labels: ClassVar[tuple[str, ...]] = ("Chunk",)
+    writes: ClassVar[frozenset[str] | None] = frozenset({
+        "RST", "Chunk.main_idea", "Chunk.keywords", "Chunk.paragraph_type", "Chunk.type_reason", "Chunk.rst_method",
+        "Chunk.main_idea_embedding", "Chunk.keywords_embedding"})
 
     window: int = 2
     """Reading-order neighbours paired on each side (within the document)."""

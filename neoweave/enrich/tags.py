@@ -45,6 +45,7 @@ class ChunkTags:
 class TagsStep(EnrichStep):
     name: ClassVar[str] = "tags"
     vector_labels: ClassVar[tuple[str, ...]] = ("Chunk",)
+    writes: ClassVar[frozenset[str] | None] = frozenset({"Tag", "TAGGED", "Chunk.tag_path", "Chunk.tag_path_embedding"})
 
     master_tags: int = 5
     """Master tags per document (the paper leaves its {max_tags} open)."""

@@ -120,6 +120,11 @@ class GraphSchema:
         return sorted(keys)
 
 
+BOOKKEEPING = frozenset({"stamp"})
+"""Properties that record the store's own bookkeeping, not what the graph holds: the Meta node's write stamp
+names the last write to one store. Exports leave them out (the importing store gets its own) and snapshots
+ignore them."""
+
 # Properties every derived element carries so it can be rebuilt or deleted when its source changes.
 _PROVENANCE = ("method", "source", "created_at")
 # A tag edge: its rank among the element's tags, its weight (similarity or the model's order), and for a user

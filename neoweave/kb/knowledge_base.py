@@ -206,6 +206,7 @@ class KnowledgeBase:
         """Run an enrich step (kg, communities, tags, rst) over every chunk it has not processed yet.
         `parameters` are the step's fields (text values are parsed like `-P NAME=VALUE`)."""
         from neoweave.enrich import make_step, run
+        from neoweave.enrich.base import RUNNER_WRITES
         from neoweave.registry import ENRICH_STEPS
 
         self._writable(f"enrich {step}")
@@ -213,7 +214,8 @@ class KnowledgeBase:
                                   what=f"enrich step '{step}'")
         chosen = make_step(step, **typed)
         llm = self.llm if chosen.method == "llm" else None
-        with self._writing(f"enrich {step}", walk_index=step == "kg", progress=progress):
+        writes = None if chosen.writes is None else chosen.writes | RUNNER_WRITES
+        with self._writing(f"enrich {step}", walk_index=step == "kg", progress=progress, writes=writes):
             return run(chosen, self.store, embedder=self.embedder, llm=llm, limit=limit, doc_ids=doc_ids,
                        chunk_ids=chunk_ids, progress=progress)
 
@@ -408,15 +410,17 @@ class KnowledgeBase:
 
     # -- internals -------------------------------------------------------------------------------
     @contextmanager
-    def _writing(self, what: str, *, walk_index: bool = False, progress: bool = False) -> Iterator[None]:
+    def _writing(self, what: str, *, walk_index: bool = False, progress: bool = False,
+                 writes: frozenset[str] | None = None) -> Iterator[None]:
         """A write operation: refused read-only; its writes replace the graph's stamp once before and once after
-        (`GraphStore.writing`); then ppr's walk index is kept current (`kb.walk.after_write`)."""
+        (`GraphStore.writing`); then ppr's walk index is kept current (`kb.walk.after_write`), across the span
+        without a rebuild when it declares `writes` (`graph_schema.footprint`) outside what the index reads."""
         from neoweave.kb.walk import after_write
 
         self._writable(what)
-        with self.store.writing():
+        with self.store.writing() as span:
             yield
-        after_write(self.store, what, build=walk_index, progress=progress)
+        after_write(self.store, what, build=walk_index, progress=progress, span=span, writes=writes)
 
     def _writable(self, what: str) -> None:
         if self.read_only:

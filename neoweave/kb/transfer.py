@@ -21,7 +21,7 @@ from typing import IO, Any
 from tqdm import tqdm
 
 from neoweave.errors import NeoweaveError
-from neoweave.graph_schema.model import SCHEMA_VERSION, NodeLabel, RelType
+from neoweave.graph_schema.model import BOOKKEEPING, SCHEMA_VERSION, NodeLabel, RelType
 from neoweave.kb import transfer_files as files
 from neoweave.kb.files import file_entry, neoweave_version, staged_directory
 from neoweave.store.base import Counts, GraphStore, now_iso
@@ -91,18 +91,13 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
     return manifest
 
 
-NOT_EXPORTED = frozenset({"stamp"})
-"""Node properties an export leaves out: the Meta node's write stamp names the last write to this store, not
-something the graph holds (the importing store gets its own)."""
-
-
 def _export_nodes(store: GraphStore, label: NodeLabel, out: IO[bytes], size: int, done: Callable[[int], None]
                   ) -> int:
     """Write one label's nodes page by page; returns how many."""
     vectors, written = files.vector_properties(label.properties), 0
     for rows in store.pages(files.node_statement("export", label), size, "key"):
         out.writelines(files.record_line({"key": row["key"], "properties": files.compact_vectors(
-            {k: v for k, v in row["properties"].items() if k not in NOT_EXPORTED}, vectors)}) for row in rows)
+            {k: v for k, v in row["properties"].items() if k not in BOOKKEEPING}, vectors)}) for row in rows)
         written += len(rows)
         done(len(rows))
     return written

@@ -7,8 +7,10 @@ import logging
 from typing import Any
 
 from neoweave.errors import NeoweaveError
+from neoweave.graph_schema.footprint import Footprint, overlaps
+from neoweave.query.walk_build import WALK_READS
 from neoweave.query.walk_index import WalkIndexes
-from neoweave.store.base import GraphStore
+from neoweave.store.base import GraphStore, WriteSpan
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +26,18 @@ def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progre
             "stamp": store.stamp(), **(index.describe() if index is not None else {})}
 
 
-def after_write(store: GraphStore, what: str, *, build: bool, progress: bool) -> None:
-    """After a write operation: rebuild the index when one was saved (its users keep it current) or `build` asks
-    for one (after `enrich kg`). A failed rebuild only logs: ppr reads the store until an index is current."""
+def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, span: WriteSpan | None = None,
+                writes: Footprint | None = None) -> None:
+    """After a write operation: keep the index current when one was saved (its users rely on it) or `build` asks
+    for one (after `enrich kg`). A span that ran alone and wrote nothing the index reads (`writes`, declared by the
+    enrich step) moves the saved index to the new stamp; anything else rebuilds it (reading only the vectors that
+    changed). A failed rebuild only logs: ppr reads the store until an index is current."""
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
+        return
+    if (not build and span is not None and span.alone and writes is not None and not overlaps(writes, WALK_READS)
+            and indexes.carry(span.before, span.after)):  # type: ignore[arg-type]
+        log.info("walk index kept across %s (it writes nothing the index reads)", what)
         return
     try:
         if store.stamp() is None:  # a graph restored from a backup made before stamps came in

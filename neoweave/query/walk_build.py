@@ -18,10 +18,18 @@ from typing import Any
 
 import numpy as np
 
+from neoweave.graph_schema.footprint import check
 from neoweave.query.walk_index import PAGE, VECTOR_DTYPE, WalkIndex
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
+
+WALK_READS = check({
+    "Chunk.id", "Chunk.embedding", "Section.id", "HAS_CHUNK", "Entity.id", "Entity.mention_count",
+    "Entity.relation_count", "Entity.type", "Entity.embedding", "DESCRIBED_BY", "MENTIONS.count", "RELATED.weight",
+    "RELATED.type", "LINKS_TO.method", "LINKS_TO.context_embedding"}, "the walk index")
+"""What the `walk_index_*` statements read (`graph_schema.footprint`): a write outside it leaves the index current
+in all but its stamp (`kb.walk.after_write` keeps it)."""
 
 LINK_PAGE = 100
 """Source sections per page of `walk_index_link_vectors`: a section has tens of links, each with a vector (as

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,27 @@ class WalkIndex:
             return None
         return cls(stamp=stamp, **arrays)
 
+    @staticmethod
+    def restamp(root: Path, before: str, after: str) -> bool:
+        """Rename the index saved at `before` to `after` (its manifest first, so a reader never takes it for the
+        other stamp); False when none is saved at `before`."""
+        if not (_STAMP.fullmatch(before) and _STAMP.fullmatch(after)):
+            return False
+        directory = root / before
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text())
+            if manifest.get("format") != FORMAT or manifest.get("stamp") != before:
+                return False
+            staging = directory / ".manifest.json"
+            staging.write_text(json.dumps({**manifest, "stamp": after}))
+            staging.replace(directory / "manifest.json")
+            shutil.rmtree(root / after, ignore_errors=True)
+            directory.rename(root / after)
+        except (OSError, ValueError) as exc:  # removed meanwhile by a newer index, or damaged
+            log.warning("walk index in %s not moved to stamp %s (%s)", directory, after, exc)
+            return False
+        return True
+
     @classmethod
     def latest(cls, root: Path) -> WalkIndex | None:
         """The index saved under `root` whatever its stamp (a rebuild takes the vectors that did not change
@@ -228,6 +249,16 @@ class WalkIndexes:
             if index is not None:
                 self._current = index
             return index
+
+    def carry(self, before: str, after: str) -> bool:
+        """Move the index built at stamp `before` to stamp `after` without reading the graph: for a write span
+        that ran alone and wrote nothing the index reads (`kb.walk.after_write`). False when there is none."""
+        with self._lock:
+            moved = self.directory is not None and WalkIndex.restamp(self.directory, before, after)
+            if self._current is not None and self._current.stamp == before:
+                self._current = replace(self._current, stamp=after)
+                return True
+            return moved
 
     def saved(self) -> bool:
         """Whether an index of this graph was ever saved (then writes keep it current)."""

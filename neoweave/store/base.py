@@ -47,6 +47,27 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+@dataclass
+class WriteSpan:
+    """What one write span (`GraphStore.writing`) did to the graph's stamp, known once it has ended."""
+
+    before: str | None = None
+    """The stamp its first write replaced (None: it wrote nothing, or the graph had none)."""
+    first: str | None = None
+    """The stamp it set before its first write."""
+    after: str | None = None
+    """The stamp it set after its last write."""
+    others: bool = False
+    """The stamp was not its own when it ended: another writer's span began or ended meanwhile."""
+
+    @property
+    def alone(self) -> bool:
+        """It wrote, on a stamped graph, and no other writer's span began or ended while it ran: the graph at
+        `after` is the graph at `before` plus this span's writes (a write made outside neoweave is not seen;
+        one whose span covers all of this one ends with a stamp of its own)."""
+        return self.before is not None and self.first is not None and self.after is not None and not self.others
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search hit: the node's key, a score, and its properties (vectors left out)."""
@@ -127,6 +148,7 @@ class GraphStore(ABC):
         self.derived: dict[str, Any] = {}
         """Structures derived from this graph for retrieval (the walk index), kept with the store object."""
         self._write_depth = 0
+        self._span = WriteSpan()
         self._stamp_pending = False
         self._stamp_lock = threading.RLock()
 
@@ -142,14 +164,18 @@ class GraphStore(ABC):
 
     # -- the write stamp -------------------------------------------------------------------------
     @contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[WriteSpan]:
         """A span of writes that replaces the graph's stamp (`meta_stamp_get`) once before its first write and once
         after its last: whatever was derived from the graph before the span, or while it ran, stops matching it.
-        Spans nest (only the outermost stamps); every write through this store is in one."""
+        Spans nest (only the outermost stamps; inner ones yield its `WriteSpan`); every write through this store
+        is in one."""
         with self._stamp_lock:
             self._write_depth += 1
+            if self._write_depth == 1:
+                self._span = WriteSpan()
+            span = self._span
         try:
-            yield
+            yield span
         finally:
             with self._stamp_lock:
                 self._write_depth -= 1
@@ -157,20 +183,25 @@ class GraphStore(ABC):
                 if done:
                     self._stamp_pending = False
             if done:
-                self._new_stamp()
+                span.after, replaced = self._new_stamp()
+                span.others = replaced != span.first
 
     def _before_write(self) -> None:
         """Inside `writing`: the first write of the span replaces the stamp first."""
         with self._stamp_lock:
             first = not self._stamp_pending
             self._stamp_pending = True
+            span = self._span
         if first:
-            self._new_stamp()
+            span.first, span.before = self._new_stamp()
 
-    def _new_stamp(self) -> None:
+    def _new_stamp(self) -> tuple[str | None, str | None]:
+        """Set a new random stamp: (the stamp set, None on a graph without its Meta node; the one it replaced)."""
         statement = self.statement("meta_stamp_set")
         self.note_statement("meta_stamp_set")
-        self._execute(statement.text, {"id": META_ID, "stamp": secrets.token_hex(8)}, write=True)
+        stamp = secrets.token_hex(8)
+        rows = self._execute(statement.text, {"id": META_ID, "stamp": stamp}, write=True)
+        return (stamp, rows[0]["previous"]) if rows else (None, None)
 
     def restamp(self) -> None:
         """Give the graph a new write stamp without other writes (a graph written before stamps came in has none,
