@@ -23,7 +23,8 @@ def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progre
         store.restamp()
     index = indexes.current(build=rebuild, progress=progress)
     return {"current": index is not None, "directory": str(indexes.directory) if indexes.directory else None,
-            "stamp": store.stamp(), **(index.describe() if index is not None else {})}
+            "stamp": index.stamp if index is not None else store.stamp(),
+            **(index.describe() if index is not None else {})}
 
 
 def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, span: WriteSpan | None = None,

@@ -126,11 +126,8 @@ def _eid(index: WalkIndex, number: int | np.integer) -> str:
     return index.names("entity_ids")[number]
 
 
-def _entity_fields(index: WalkIndex, entity: int) -> tuple[str, float | None, str | None]:
-    mentions = float(index.entity_mentions[entity])
-    code = int(index.entity_type_code[entity])
-    return (_eid(index, entity), None if np.isnan(mentions) else mentions,
-            str(index.entity_types[code]) if code >= 0 else None)
+def _entity_fields(index: WalkIndex, entity: int | np.integer) -> tuple[str, float | None, str | None]:
+    return index.entity_fields()[entity]
 
 
 def _entity_mentions(index: WalkIndex, scores: _Scores, entities: list[int], per_node: int, hubs: np.ndarray

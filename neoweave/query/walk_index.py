@@ -112,6 +112,18 @@ class WalkIndex:
             cache[ids] = [key.decode() for key in getattr(self, ids).tolist()]
         return cache[ids]  # type: ignore[no-any-return]
 
+    def entity_fields(self) -> list[tuple[str, float | None, str | None]]:
+        """Per entity number: (id, mention count or None, type or None), as Python values, made once per index
+        (an expansion returns each with up to hundreds of rows a question)."""
+        cache = self.__dict__
+        if "_entity_fields" not in cache:
+            types = [str(name) for name in self.entity_types.tolist()]
+            cache["_entity_fields"] = [
+                (key, None if mentions != mentions else mentions, types[code] if code >= 0 else None)  # NaN: none
+                for key, mentions, code in zip(self.names("entity_ids"), self.entity_mentions.tolist(),
+                                               self.entity_type_code.tolist(), strict=True)]
+        return cache["_entity_fields"]  # type: ignore[no-any-return]
+
     def hubs(self, max_mentions: int) -> np.ndarray:
         """Entities mentioned more than `max_mentions` times (coalesce(mention_count, 0) > max_mentions)."""
         cache = self.__dict__.setdefault("_hubs", {})
