@@ -6,7 +6,9 @@ vectors at cosine ~0.994 to the float32 ones (docs/benchmarks/indexing.md has th
 both dev sets). It is an option, never the default: the name with its suffix is the model the graph records, so a
 graph built with one is never queried or extended with the other's vectors (build a graph with the one you
 want, in its own data directory).
-The quantized file is made once from the float32 export, next to it, and found there again.
+The quantized file is made once from the float32 export, next to it, and found there again; its name carries the
+ONNX Runtime version that quantized it, so an upgraded quantizer makes its own file instead of the graph mixing
+vectors of two quantizations unnoticed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from neoweave.errors import ConfigError
 log = logging.getLogger(__name__)
 
 INT8_SUFFIX = ":int8"
-INT8_FILE = "model.int8.onnx"
+INT8_FILE = "model.int8.ort-{version}.onnx"
 _LOCK = threading.Lock()
 
 
@@ -36,7 +38,7 @@ def split_precision(model: str) -> tuple[str, str]:
 def int8_model(export_dir: Path) -> Path:
     """The int8 graph of an ONNX export, quantized now when missing (a few seconds, once per export; written to a
     temporary file renamed into place, so a concurrent reader never sees half of it)."""
-    target = export_dir / INT8_FILE
+    target = export_dir / INT8_FILE.format(version=_onnxruntime_version())
     if target.exists():
         return target
     with _LOCK:
@@ -61,3 +63,13 @@ def int8_model(export_dir: Path) -> Path:
         finally:
             Path(scratch).unlink(missing_ok=True)
     return target
+
+
+def _onnxruntime_version() -> str:
+    try:
+        import onnxruntime
+    except ImportError as exc:
+        raise ConfigError("an int8 embedding model runs on ONNX Runtime, which is not installed",
+                          hint="pip install onnxruntime, or drop ':int8' from embedding.model") from exc
+    return str(onnxruntime.__version__)
+
