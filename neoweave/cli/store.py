@@ -81,16 +81,16 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
 
 def _walk_index_line(walk: dict[str, Any]) -> str:
     if not walk["current"]:
-        return ("walk index: not current (ppr reads the store; `neoweave walk-index` builds it, and writes keep it "
-                "current once built)")
+        return ("walk index: not current (ppr and kg read the store; `neoweave walk-index` builds it, and writes "
+                "keep it current once built)")
     return (f"walk index: current ({walk['chunks']} chunks, {walk['entities']} entities, {walk['links']} links, "
             f"{walk['bytes'] / 1e6:.0f} MB in {walk['directory'] or 'memory'})")
 
 
 @app.command("walk-index")
 def walk_index() -> None:
-    """Build ppr's walk index (its expansion in memory instead of a statement per hop) for the graph as it is.
-    `enrich kg` builds it; once built, every write through neoweave rebuilds it after it."""
+    """Build the walk index (ppr's expansion and kg's relation hops in memory instead of a statement per hop) for
+    the graph as it is. `enrich kg` builds it; once built, every write through neoweave keeps it current."""
     with knowledge_base() as kb:  # reads the graph (and stamps one last written before stamps came in)
         walk = kb.walk_index(rebuild=True, progress=True)
     console.print(_walk_index_line(walk), highlight=False)

@@ -32,7 +32,7 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
     """After a write operation: keep the index current when one was saved (its users rely on it) or `build` asks
     for one (after `enrich kg`). A span that ran alone and wrote nothing the index reads (`writes`, declared by the
     enrich step) moves the saved index to the new stamp; anything else rebuilds it (reading only the vectors that
-    changed). A failed rebuild only logs: ppr reads the store until an index is current."""
+    changed). A failed rebuild only logs: ppr and kg read the store until an index is current."""
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
         return
@@ -45,4 +45,4 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
             store.restamp()
         indexes.current(build=True, progress=progress)
     except NeoweaveError as exc:
-        log.warning("walk index not rebuilt after %s: %s (ppr reads the store until it is)", what, exc)
+        log.warning("walk index not rebuilt after %s: %s (ppr and kg read the store until it is)", what, exc)
