@@ -11,5 +11,6 @@ WITH collect(e) AS page, {{vector $probe}} AS probe
 UNWIND page AS e
 OPTIONAL MATCH (e)-[:DESCRIBED_BY]->(h:Section)
 WITH e, probe, collect(h.id) AS homes
-RETURN e.id AS key, e.mention_count AS mentions, e.relation_count AS relations, e.type AS type, {{cosine e.embedding probe}} AS fingerprint, homes
+RETURN e.id AS key, e.mention_count AS mentions, e.relation_count AS relations, e.type AS type,
+       {{cosine e.embedding probe}} AS fingerprint, homes
 ORDER BY key

@@ -1,5 +1,5 @@
-// Walk index build: the RELATED edges out of one page of entities in key order, with their weight and type (an entity
-// without any gives a row with a null other end).
+// Walk index build: the RELATED edges out of one page of entities in key order, with their weight and type (an
+// entity without any gives a row with a null other end).
 // @param after: STRING  the last entity key of the previous page ('' for the first)
 // @param limit: INTEGER  entities per page
 MATCH (e:Entity)

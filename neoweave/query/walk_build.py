@@ -104,9 +104,8 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
             _columns(reads, "walk_index_related", ("key", "other_id", "weight", "type"),
                      keep=lambda row: row["other_id"] is not None)))
         chunks = _columns(reads, "walk_index_chunks", ("key", "section_id", "fingerprint"), probed=True)
-        entities = _columns(reads, "walk_index_entities", ("key", "mentions", "relations", "type", "homes",
-                                                                      "fingerprint"),
-                            probed=True)
+        entities = _columns(reads, "walk_index_entities",
+                            ("key", "mentions", "relations", "type", "homes", "fingerprint"), probed=True)
         links, mentions_read, related_read = reading.result()
     chunk_order, chunk_ids = _order(chunks["key"])
     entity_order, entity_ids = _order(entities["key"])

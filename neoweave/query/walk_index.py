@@ -267,10 +267,15 @@ class WalkIndexes:
         that ran alone and wrote nothing the index reads (`kb.walk.after_write`). False when there is none."""
         with self._lock:
             moved = self.directory is not None and WalkIndex.restamp(self.directory, before, after)
-            if self._current is not None and self._current.stamp == before:
-                self._current = replace(self._current, stamp=after)
-                return True
-            return moved
+            if self._current is None or self._current.stamp != before:
+                return moved
+            self._current = replace(self._current, stamp=after)
+            if self.directory is not None and not moved:  # the files were of another stamp: these replace them
+                try:
+                    self._current.save(self.directory)
+                except OSError as exc:
+                    log.warning("walk index not saved to %s: %s", self.directory, exc)
+            return True
 
     def saved(self) -> bool:
         """Whether an index of this graph was ever saved (then writes keep it current)."""
