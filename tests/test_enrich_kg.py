@@ -71,6 +71,32 @@ def test_fast_extraction_shape():
     assert all(r.source < r.target for r in result.relations)  # undirected co-occurrence: one edge per pair
 
 
+def test_a_mention_keeps_its_forms_contexts_once_and_readers_take_the_own_forms(falkordb_store, embedder, tmp_path):
+    """The sentence of a mention is stored once, in `contexts` (a scalar copy was ~7 kB a chunk on the Python docs);
+    readers take the entry of the `origin_id` form, and the scalar an older graph wrote where there are no lists."""
+    store = falkordb_store
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", MERGE_RECORDS)
+    run("kg", store, embedder=embedder, progress=False)
+    counted = _q(store, "MATCH ()-[m:MENTIONS]->() RETURN count(m) AS edges, "
+                        "sum(CASE WHEN m.context IS NULL THEN 0 ELSE 1 END) AS copies")[0]
+    assert counted["edges"] > 0 and counted["copies"] == 0
+    store.query("CREATE (:Entity {id: 'x:ada', key: 'ada', name: 'Ada'})<-[:MENTIONS {origin_ids: ['x:aa', 'x:ada'], "
+                "contexts: ['the aa form', 'the own form'], origin_id: 'x:ada', count: 2}]-(:Chunk {id: 'c9'}), "
+                "(:Entity {id: 'x:old', key: 'old', name: 'Old'})<-[:MENTIONS {origin_id: 'x:old', count: 1, "
+                "context: 'an older graph'}]-(:Chunk {id: 'c8'})", write=True)
+    store.run("kg_refill_descriptions", write=True)
+    # what a graph written before the copies were dropped holds: after every run the copies go, and an older edge
+    # without lists keeps its only context
+    store.query("MATCH (c:Chunk {id: 'c9'})-[m:MENTIONS]->() SET m.context = 'a copy'", write=True)
+    refresh_entities(store)
+    contexts = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->() WHERE c.id IN ['c8', 'c9'] "
+                         "RETURN m.context AS context ORDER BY c.id")
+    assert [row["context"] for row in contexts] == ["an older graph", None]
+    described = {row["id"]: row["description"] for row in _q(
+        store, "MATCH (e:Entity) WHERE e.id IN ['x:ada', 'x:old'] RETURN e.id AS id, e.description AS description")}
+    assert described == {"x:ada": "the own form", "x:old": "an older graph"}
+
+
 def test_names_and_keys_never_have_surrounding_whitespace():
     """Python docs REPL text ('asyncio\n>>> ...') made the key 'asyncio ', which crashed FalkorDB (FalkorDB#1340)."""
     assert Mention.of("asyncio\n>>", "PERSON").key == "asyncio"

@@ -35,7 +35,7 @@ WITH n, s, moved, origin_ids, names, types, counts, contexts, methods, sources,
                 CASE WHEN origin_ids[i] < origin_ids[least] THEN i ELSE least END)) AS first
 SET n.origin_ids = origin_ids, n.names = names, n.types = types, n.counts = counts, n.contexts = contexts, n.methods = methods,
     n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[first],
-    n.context = contexts[first], n.method = methods[first], n.source = sources[first],
+    n.context = null, n.method = methods[first], n.source = sources[first],
     n.origin_id = origin_ids[first],
     n.description = reduce(least = n.description, x IN moved |
       CASE WHEN x.description IS NOT NULL AND (least IS NULL OR x.description < least) THEN x.description

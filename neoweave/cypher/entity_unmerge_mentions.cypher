@@ -40,10 +40,10 @@ WITH m, n, origin_ids, names, types, counts, contexts, methods, sources, stay_co
                 CASE WHEN stay_origins[i] < stay_origins[least] THEN i ELSE least END)) AS stay_first
 SET n.origin_ids = origin_ids, n.names = names, n.types = types, n.counts = counts, n.contexts = contexts, n.methods = methods,
     n.sources = sources, n.count = reduce(total = 0, k IN counts | total + k), n.name = names[first],
-    n.context = contexts[first], n.method = methods[first], n.source = sources[first],
+    n.context = null, n.method = methods[first], n.source = sources[first],
     n.origin_id = origin_ids[first],
     m.origin_ids = stay_origins, m.names = stay_names, m.types = stay_types, m.counts = stay_counts, m.contexts = stay_contexts,
     m.methods = stay_methods, m.sources = stay_sources, m.count = reduce(total = 0, k IN stay_counts | total + k),
-    m.name = stay_names[stay_first], m.context = stay_contexts[stay_first], m.method = stay_methods[stay_first],
+    m.name = stay_names[stay_first], m.context = null, m.method = stay_methods[stay_first],
     m.source = stay_sources[stay_first], m.origin_id = stay_origins[stay_first]
 RETURN count(n) AS moved

@@ -2,9 +2,11 @@
 // by are parallel lists, one entry per origin entity (the entity a form was extracted as: `group:key`), so a merge
 // can be undone exactly: origin_ids, names, types (the extractor's type of each form; '' on edges written before
 // types were kept: FalkorDB stores no null in a list), counts, contexts, methods, sources. An origin already on the edge is
-// replaced (a rewrite is idempotent). `count` is the total of `counts`; `name`, `context`, `method`, `source` and
-// `origin_id` are those of one form, what a reader wanting one form reads: the entity's own form, else the
-// smallest origin id (not the first to arrive: the same whether a merge came before the chunk or after it).
+// replaced (a rewrite is idempotent). `count` is the total of `counts`; `name`, `method`, `source` and `origin_id`
+// are those of one form, what a reader wanting one form reads: the entity's own form, else the smallest origin id
+// (not the first to arrive: the same whether a merge came before the chunk or after it). Its context is not copied
+// out of `contexts` (the sentence copy was ~7 kB a chunk of FalkorDB's memory on the Python docs): readers take
+// `contexts` at the index of `origin_id`; the copy an older graph holds is removed when the edge is rewritten.
 // Callers send one row per (chunk, entity) (`kg_writes.mention_rows`): rows MERGE-ing the same new edge lose each
 // other's SETs on FalkorDB. `description` is what the extractor said the entity is in this chunk (the smaller of
 // its forms' descriptions; the entity's own description is that of its smallest chunk id: kg_describe_entities).
@@ -35,5 +37,5 @@ WITH m, origin_ids, names, types, counts, contexts, methods, sources,
                 CASE WHEN origin_ids[i] < origin_ids[least] THEN i ELSE least END)) AS first
 SET m.origin_ids = origin_ids, m.names = names, m.types = types, m.counts = counts, m.contexts = contexts, m.methods = methods,
     m.sources = sources, m.count = reduce(total = 0, n IN counts | total + n), m.name = names[first],
-    m.context = contexts[first], m.method = methods[first], m.source = sources[first],
+    m.context = null, m.method = methods[first], m.source = sources[first],
     m.origin_id = origin_ids[first]

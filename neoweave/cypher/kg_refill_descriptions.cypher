@@ -6,7 +6,9 @@
 MATCH (e:Entity)
 WHERE e.description IS NULL AND coalesce(e.method, '') <> 'import'
 MATCH (e)<-[m:MENTIONS]-(c:Chunk)
-WITH e, c.id AS chunk_id, m.description AS description, m.context AS context
+WITH e, c.id AS chunk_id, m.description AS description,
+     coalesce(m.contexts[coalesce([i IN range(0, size(coalesce(m.origin_ids, [])) - 1)
+                                  WHERE m.origin_ids[i] = m.origin_id][0], 0)], m.context) AS context
 ORDER BY chunk_id
 WITH e, collect(CASE WHEN description IS NULL THEN null ELSE [chunk_id, description] END) AS described,
      collect([chunk_id, context])[0] AS first

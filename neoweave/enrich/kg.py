@@ -184,6 +184,7 @@ def refresh_entities(store) -> int:
     counted = store.run("kg_refresh_entities", write=True)
     described = store.run("kg_refill_descriptions", write=True)
     named = store.run("kg_refresh_names", write=True)
+    store.run("kg_drop_mention_context_copies", write=True)  # what graphs written before 2026-11-28 duplicate
     return (sum(int(rows[0]["updated"] or 0) for rows in (counted, described, named) if rows)
             + resolution.refresh_aliases(store))
 

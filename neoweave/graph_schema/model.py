@@ -215,7 +215,8 @@ SCHEMA = GraphSchema(
                             "context", "origin_id", "description", *_PROVENANCE),
                 doc="One edge per chunk and entity: the surface forms as parallel lists (one entry per origin "
                     "entity, so a merge can be undone), count = their total, the scalars those of the entity's "
-                    "own form (else the smallest origin id)."),
+                    "own form (else the smallest origin id); that form's context is contexts at origin_id's index "
+                    "(the scalar `context` only on edges written before 2026-11-28)."),
         RelType("RELATED", "Entity", "Entity",
                 properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
                             *_PROVENANCE)),
