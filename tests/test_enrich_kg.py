@@ -72,7 +72,7 @@ def test_fast_extraction_shape():
 
 
 def test_a_mention_keeps_its_forms_contexts_once_and_readers_take_the_own_forms(falkordb_store, embedder, tmp_path):
-    """The sentence of a mention is stored once, in `contexts` (a scalar copy was ~7 kB a chunk on the Python docs);
+    """The sentence of a mention is stored once, in `contexts` (a scalar copy was 2.4 kB a chunk on the Python docs);
     readers take the entry of the `origin_id` form, and the scalar an older graph wrote where there are no lists."""
     store = falkordb_store
     ingest_records(store, embedder, tmp_path / "corpus.jsonl", MERGE_RECORDS)
