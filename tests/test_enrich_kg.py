@@ -10,6 +10,7 @@ from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.kg import refresh_entities
+from neoweave.enrich.kg_writes import drop_mention_context_copies
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import GraphWriter, IngestOptions, Ingestor, SourceOptions
@@ -85,10 +86,10 @@ def test_a_mention_keeps_its_forms_contexts_once_and_readers_take_the_own_forms(
                 "(:Entity {id: 'x:old', key: 'old', name: 'Old'})<-[:MENTIONS {origin_id: 'x:old', count: 1, "
                 "context: 'an older graph'}]-(:Chunk {id: 'c8'})", write=True)
     store.run("kg_refill_descriptions", write=True)
-    # what a graph written before the copies were dropped holds: after every run the copies go, and an older edge
+    # what a graph written before the copies were dropped holds: every run drops the copies, and an older edge
     # without lists keeps its only context
     store.query("MATCH (c:Chunk {id: 'c9'})-[m:MENTIONS]->() SET m.context = 'a copy'", write=True)
-    refresh_entities(store)
+    drop_mention_context_copies(store)
     contexts = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->() WHERE c.id IN ['c8', 'c9'] "
                          "RETURN m.context AS context ORDER BY c.id")
     assert [row["context"] for row in contexts] == ["an older graph", None]

@@ -132,12 +132,12 @@ def _same(a: Any, b: Any) -> bool:
 
 def _property_differences(where: str, a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
-    for key in sorted(set(a) | set(b)):
+    for key in sorted(_changed_properties(a, b)):
         if key not in b:
             out.append(f"{where}: property {key} only in the first ({_short(a[key])})")
         elif key not in a:
             out.append(f"{where}: property {key} only in the second ({_short(b[key])})")
-        elif not _same(a[key], b[key]):
+        else:
             out.append(f"{where}: {key} {_short(a[key])} != {_short(b[key])}")
     return out
 

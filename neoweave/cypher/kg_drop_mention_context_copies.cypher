@@ -1,4 +1,4 @@
-// After a run: remove the scalar copy of a mention's first context that graphs written before 2026-11-28 hold on
+// Once per run (kg_writes.drop_mention_context_copies): remove the scalar copy of a mention's first context that graphs written before 2026-11-28 hold on
 // every MENTIONS edge (readers take `contexts` at the index of `origin_id`, kg_create_mentions): ~2.4 kB a chunk
 // of FalkorDB's memory on the Python docs. Edges without one are only read.
 MATCH ()-[m:MENTIONS]->()

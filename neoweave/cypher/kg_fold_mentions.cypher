@@ -20,7 +20,7 @@ WITH c, e, edges,
      reduce(acc = [], x IN edges | acc + coalesce(x.sources, [coalesce(x.source, '')])) AS sources
 CREATE (c)-[:MENTIONS {origin_ids: origin_ids, names: names, counts: counts, contexts: contexts, methods: methods,
                        sources: sources, count: reduce(total = 0, n IN counts | total + n), name: names[0],
-                       context: contexts[0], method: methods[0], source: sources[0], origin_id: origin_ids[0],
+                       method: methods[0], source: sources[0], origin_id: origin_ids[0],
                        created_at: edges[0].created_at}]->(e)
 WITH edges
 UNWIND edges AS gone

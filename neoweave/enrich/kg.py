@@ -20,7 +20,7 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.kg_writes import fold_mentions, queue_writes
+from neoweave.enrich.kg_writes import drop_mention_context_copies, fold_mentions, queue_writes
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.nlp.extract_fast import FastExtractor
@@ -145,9 +145,11 @@ class KnowledgeGraphStep(EnrichStep):
     # graph-wide phases -----------------------------------------------------------------------------
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
-        with phase(report, "fold_mentions"):  # once, on a graph built with one MENTIONS edge per surface form
+        with phase(report, "fold_mentions"):  # migrations of older graphs: one scan each when there is nothing to do
             if folded := fold_mentions(store):
                 report.count("mention_edges_folded", folded)
+            if dropped := drop_mention_context_copies(store):
+                report.count("mention_context_copies_dropped", dropped)
         with phase(report, "title_index"):
             index = homes.title_index(store)
         if self.title_mentions:
@@ -184,7 +186,6 @@ def refresh_entities(store) -> int:
     counted = store.run("kg_refresh_entities", write=True)
     described = store.run("kg_refill_descriptions", write=True)
     named = store.run("kg_refresh_names", write=True)
-    store.run("kg_drop_mention_context_copies", write=True)  # what graphs written before 2026-11-28 duplicate
     return (sum(int(rows[0]["updated"] or 0) for rows in (counted, described, named) if rows)
             + resolution.refresh_aliases(store))
 

@@ -101,6 +101,13 @@ def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str
             sum(1 for result in results for r in result.relations if r.source != r.target))
 
 
+def drop_mention_context_copies(store: GraphStore) -> int:
+    """One-time migration of a graph written before 2026-11-28: remove the scalar copy of each mention's first
+    context (readers take `contexts` at `origin_id`'s index). One scan of MENTIONS when there is none."""
+    rows = store.run("kg_drop_mention_context_copies", write=True)
+    return int(rows[0]["updated"] or 0) if rows else 0
+
+
 def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:
     """One-time migration of a graph built before MENTIONS were one edge per (chunk, entity): fold each pair's
     edges (one per surface form, `origin_id` and scalars) into one edge with parallel lists. Idempotent and cheap
