@@ -16,9 +16,10 @@ increments. Per size:
 2. the vector index at each `--ef` value (rebuilt: its build time), then top-10 latency p50/p95 of
    `--queries` questions through the naive path's statement and recall@10 against exact search (numpy over
    every stored vector);
-3. naive and larag retrieval p50/p95 excluding the question's embedding (and kg with `--kg`, which first
-   runs `enrich kg` over the whole graph), each over the questions twice: first use, then the repeat
-   (steady state: LARAG's link contexts embedded); larag also over authored links only;
+3. naive and larag retrieval p50/p95 excluding the question's embedding, each over the questions twice: first
+   use, then the repeat (steady state: LARAG's link contexts embedded); larag also over authored links only.
+   With `--kg`, which first runs `enrich kg` over the whole graph: kg and ppr (k 5) over the store, the walk
+   index built (time, bytes), then both over the index, first pass and repeat;
 4. Chroma (`pip install chromadb`): the same vectors loaded into a fresh persistent collection (HNSW,
    cosine, its defaults M 16 / ef_construction 100), its load time, top-10 p50/p95 and recall@10, beside
    FalkorDB's own bulk load of the same vectors into an empty graph with its index (efConstruction 200, the
@@ -26,7 +27,10 @@ increments. Per size:
 
 Interrupted runs resume on the same `--data-dir`: a copy ingested whole is recorded in `increments/`, a
 copy cut short is finished by the incremental ingest (its increment says `resumed`), and `enrich kg`
-continues with the chunks it has not done (`kg_enrich_chunks` says how many this run did).
+continues with the chunks it has not done (`kg_enrich_chunks` says how many this run did). `--build-only`
+builds the largest size (with `--kg`, enriched) and stops: the long build may share the machine, and a later
+run of the same command without it measures alone (the build's ingest and enrich times are those it recorded,
+so read them as taken on a shared machine when it was).
 """
 
 from __future__ import annotations
@@ -224,13 +228,38 @@ def retrieval_latencies(store, embedder, questions: list[str], *, kg: bool) -> d
     """Each strategy over the questions twice: the first pass pays first-use work (LARAG embeds and stores the
     link contexts it meets), the repeat is the steady state of a graph whose link contexts are embedded
     (`ingest --link-contexts`). larag_authored follows only authored links (no inferred ones from enrich kg)."""
-    runs = (("kg", "kg", {}),) if kg else (
-        ("naive", "naive", {"k": 5}), ("larag", "larag", {"k": 5}),
-        ("larag_authored", "larag", {"k": 5, "links": "authored"}))
+    if kg:
+        return walk_latencies(store, embedder, questions)
+    runs = (("naive", "naive", {"k": 5}), ("larag", "larag", {"k": 5}),
+            ("larag_authored", "larag", {"k": 5, "links": "authored"}))
     timings = {}
     for label, name, parameters in runs:
         timings[label] = strategy_latency(store, embedder, name, questions, **parameters)
         timings[f"{label}_repeat"] = strategy_latency(store, embedder, name, questions, **parameters)
+    return timings
+
+
+def walk_latencies(store, embedder, questions: list[str]) -> dict:
+    """kg and ppr (k 5) over the store (a statement per hop), then the walk index built (timed, its bytes and
+    this process's resident memory before and after), then both over the index: first pass and repeat."""
+    from neoweave.query.walk_index import WalkIndexes
+
+    timings = {}
+    for name in ("kg", "ppr"):
+        timings[f"{name}_store"] = strategy_latency(store, embedder, name, questions, k=5, walk_index="store")
+    before = psutil.Process().memory_info().rss
+    started = time.perf_counter()
+    index = WalkIndexes.of(store).current(build=True)
+    built = time.perf_counter() - started
+    if index is None:  # a graph without a write stamp
+        timings["walk_index"] = {"skipped": "the graph has no write stamp"}
+        return timings
+    timings["walk_index"] = {"build_s": round(built, 1), "mb": round(index.nbytes() / 2**20, 1),
+                             "process_rss_growth_mb": round((psutil.Process().memory_info().rss - before) / 2**20),
+                             **{key: value for key, value in index.describe().items() if key != "bytes"}}
+    for name in ("kg", "ppr"):
+        timings[name] = strategy_latency(store, embedder, name, questions, k=5, walk_index="auto")
+        timings[f"{name}_repeat"] = strategy_latency(store, embedder, name, questions, k=5, walk_index="auto")
     return timings
 
 
@@ -313,6 +342,24 @@ def falkordb_bulk_load(server: EmbeddedFalkorDB, ids: list[str], matrix: np.ndar
                 **exact.report(found)}
 
 
+def enrich_kg_recorded(store: FalkorDBStore, embedder: Embedder, data_dir: Path) -> dict:
+    """`enrich kg` over the graph, its time and chunk count recorded in `increments/kg-<chunks>.json`; when it
+    had nothing left to do (a `--build-only` run enriched this graph), what that run recorded."""
+    from neoweave.enrich import run
+
+    chunks = store.counts().nodes.get("Chunk", 0)
+    marker = data_dir / "increments" / f"kg-{chunks}.json"
+    report = run("kg", store, embedder=embedder, progress=False)
+    if not report.chunks and marker.is_file():
+        return json.loads(marker.read_text())
+    recorded = {"chunks": report.chunks, "seconds": round(report.seconds, 1)}
+    if report.chunks:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(recorded))
+    log.info("enrich kg: %s", recorded)
+    return recorded
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--html", type=Path, default=Path("/usr/share/doc/python3.11/html"))
@@ -325,6 +372,9 @@ def main() -> None:
     parser.add_argument("--kg", action="store_true", help="also enrich kg and time the kg strategy")
     parser.add_argument("--no-chroma", action="store_true")
     parser.add_argument("--no-bulk", action="store_true", help="skip FalkorDB's bulk load of the same vectors")
+    parser.add_argument("--build-only", action="store_true",
+                        help="ingest (and with --kg enrich) up to the largest size, then stop: a later run, alone "
+                             "on the machine, measures the graph this one built")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -379,6 +429,10 @@ def main() -> None:
                 log.info("copy %d: %s", copy, {k: v for k, v in increments[-1].items() if k != "memory"})
                 chunks = store.counts().nodes.get("Chunk", 0)
                 copy += 1
+            if args.build_only:
+                if args.kg and size == sizes[-1]:
+                    enrich_kg_recorded(store, embedder, args.data_dir)
+                continue
             earlier = next((r for r in results["sizes"] if r["size_target"] == size), None)
             if not increments and not earlier:  # built by a run that stopped before measuring it
                 markers = [json.loads(path.read_text()) for path in (args.data_dir / "increments").glob("copy*.json")]
@@ -410,13 +464,11 @@ def main() -> None:
             store.apply_schema(MODEL, matrix.shape[1])  # as the last ef left it: no rebuild
             row["retrieval"] = retrieval_latencies(store, embedder, questions, kg=False)
             if args.kg:
-                from neoweave.enrich import run
-
-                report = run("kg", store, embedder=embedder, progress=False)
+                report = enrich_kg_recorded(store, embedder, args.data_dir)
                 # enrich kg resumes where an interrupted run stopped, so its rate is over the chunks it did
-                if report.chunks or not earlier or "kg_enrich_s" not in earlier:
-                    row["kg_enrich_s"] = round(report.seconds, 1)
-                    row["kg_enrich_chunks"] = report.chunks
+                if report["chunks"] or not earlier or "kg_enrich_s" not in earlier:
+                    row["kg_enrich_s"] = report["seconds"]
+                    row["kg_enrich_chunks"] = report["chunks"]
                 else:  # re-measured on a graph enriched by an earlier run: keep what that run took
                     row["kg_enrich_s"] = earlier["kg_enrich_s"]
                     row["kg_enrich_chunks"] = earlier.get("kg_enrich_chunks")
