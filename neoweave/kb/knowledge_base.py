@@ -17,7 +17,6 @@ The CLI, the HTTP server, evaluations, the LangChain integration and the noteboo
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.kb.limits import Limits
+from neoweave.kb.parts import Parts
 from neoweave.parameters import coerce_parameters
 
 if TYPE_CHECKING:
@@ -56,71 +56,37 @@ class KnowledgeBase:
         self.settings = settings
         self.limits = limits or Limits()
         self.read_only = read_only
-        self._store: GraphStore | None = store
-        self._owns_store = store is None
-        if store is not None and read_only:
-            store.read_only = True
-        self._embedder = embedder
-        self._llm = llm
-        self._judge_llm: LLMClient | None = None
+        self._parts = Parts(settings, read_only=read_only, store=store, embedder=embedder, llm=llm)
         self._checked = False
-        self._lock = threading.RLock()
 
-    # -- what it owns ----------------------------------------------------------------------------
+    # -- what it owns (`kb.parts`: each made on first use) ------------------------------------------
     @property
     def store(self) -> GraphStore:
         """The graph store (the embedded FalkorDB starts on first use)."""
-        with self._lock:
-            if self._store is None:
-                from neoweave.store import open_store
-
-                self._store = open_store(self.settings)
-                self._store.read_only = self.read_only
-            return self._store
+        return self._parts.store
 
     @property
     def embedder(self) -> TextEmbedder:
         """The embedding model the graph was built with (its weights load on the first text embedded)."""
-        with self._lock:
-            if self._embedder is None:
-                from neoweave.embeddings import Embedder
-
-                self._embedder = Embedder(self.settings.embedding.model, runtime=self.settings.embedding.runtime)
-            return self._embedder
+        return self._parts.embedder
 
     @property
     def llm(self) -> LLMClient:
         """The LLM gateway: the configured endpoint, or the local model server (started on first use)."""
-        with self._lock:
-            if self._llm is None:
-                from neoweave.llm import create_gateway
-
-                self._llm = create_gateway(self.settings)
-            return self._llm
+        return self._parts.llm
 
     @property
     def judge_llm(self) -> LLMClient:
         """The judge's gateway (`[judge]` settings); the answering gateway when both name the same model."""
-        with self._lock:
-            judge_settings = self.settings.judge_settings()
-            if judge_settings.llm == self.settings.llm:
-                return self.llm
-            if self._judge_llm is None:
-                from neoweave.llm import create_gateway
-
-                self._judge_llm = create_gateway(judge_settings)
-            return self._judge_llm
+        return self._parts.judge_llm
 
     @property
     def llm_started(self) -> bool:
-        return self._llm is not None
+        return self._parts.llm_started
 
     def close(self) -> None:
         """Close the store connection (the embedded server keeps running for the next command by design)."""
-        with self._lock:
-            if self._store is not None and self._owns_store:
-                self._store.close()
-                self._store = None
+        self._parts.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -141,8 +107,8 @@ class KnowledgeBase:
         if meta is None:
             raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first (kb.ingest(PATH))")
         if not self._checked:
-            dimension = (self._embedder.dimension if self._embedder is not None
-                         else resolve_dimension(self.settings.embedding))
+            made = self._parts.embedder_made
+            dimension = made.dimension if made is not None else resolve_dimension(self.settings.embedding)
             self.store.check_meta(self.settings.embedding.model, dimension)
             self._checked = True
         return meta

@@ -36,8 +36,9 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
         return
-    if (not build and span is not None and span.alone and writes is not None and not overlaps(writes, WALK_READS)
-            and indexes.carry(span.before, span.after)):  # type: ignore[arg-type]
+    between = span.alone_between() if span is not None else None
+    if (not build and between is not None and writes is not None and not overlaps(writes, WALK_READS)
+            and indexes.carry(*between)):
         log.info("walk index kept across %s (it writes nothing the index reads)", what)
         return
     try:

@@ -36,8 +36,7 @@ class _Scores:
         todo = np.array(sorted({int(n) for n in numbers} - self._entities.keys()), dtype=np.int64)
         if not len(todo):
             return
-        cosines = np.asarray(self.index.entity_vectors[todo], dtype=np.float32) @ self.question
-        present = self.index.entity_has_vector[todo]
+        cosines, present = self.index.entity_cosines(todo, self.question)
         for number, cosine, has in zip(todo.tolist(), cosines.tolist(), present.tolist(), strict=True):
             self._entities[number] = cosine if has else None
 

@@ -135,6 +135,16 @@ class WalkIndex:
     def dimension(self) -> int:
         return int(self.chunk_vectors.shape[1]) if self.chunk_vectors.ndim == 2 else 0
 
+    def entity_cosines(self, numbers: np.ndarray, question: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The products of these entities' vectors with `question` (cosines for a unit question) in one float32
+        product, 0 for an entity without a vector; and which entities have one. Each entity is scored once by
+        its caller: a matrix product's rounding depends on a row's place in it."""
+        present = self.entity_has_vector[numbers]
+        products = np.zeros(len(numbers), dtype=np.float32)
+        if present.any():
+            products[present] = np.asarray(self.entity_vectors[numbers[present]], dtype=np.float32) @ question
+        return products, present
+
     def describe(self) -> dict[str, Any]:
         return {"chunks": len(self.chunk_ids), "entities": len(self.entity_ids), "sections": len(self.section_ids),
                 "links": len(self.link_target), "mentions": len(self.mention_idx),

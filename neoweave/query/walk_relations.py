@@ -28,15 +28,10 @@ def relation_candidates(index: WalkIndex, entity_ids: Sequence[str], embedding: 
     owner = np.repeat(np.array(numbers, dtype=np.int64), [end - start for start, end in spans])
     starts, ends = index.related_start[edges], index.related_end[edges]
     others = np.where(starts == owner, ends, starts)
-    question = np.asarray(embedding, dtype=index.entity_vectors.dtype)
     # one cosine per distinct other end, so one entity reached by two relations scores the same through both
-    # (a matrix product's rounding depends on the row's place in it)
     distinct, place = np.unique(others, return_inverse=True)
-    cosine = np.zeros(len(distinct), dtype=np.float64)
-    embedded = index.entity_has_vector[distinct]
-    if embedded.any():
-        cosine[embedded] = index.entity_vectors[distinct[embedded]] @ question
-    scores = cosine[place] + weight_factor * np.log1p(index.related_weight[edges])
+    cosine, _ = index.entity_cosines(distinct, np.asarray(embedding, dtype=np.float32))
+    scores = cosine.astype(np.float64)[place] + weight_factor * np.log1p(index.related_weight[edges])
     ids, types = index.names("entity_ids"), index.related_types
     rows: list[dict[str, Any]] = []
     position = 0

@@ -65,7 +65,13 @@ class WriteSpan:
         """It wrote, on a stamped graph, and no other writer's span began or ended while it ran: the graph at
         `after` is the graph at `before` plus this span's writes (a write made outside neoweave is not seen;
         one whose span covers all of this one ends with a stamp of its own)."""
-        return self.before is not None and self.first is not None and self.after is not None and not self.others
+        return self.alone_between() is not None
+
+    def alone_between(self) -> tuple[str, str] | None:
+        """(before, after) when the span ran `alone`, else None."""
+        if self.before is None or self.first is None or self.after is None or self.others:
+            return None
+        return self.before, self.after
 
 
 @dataclass(frozen=True)
