@@ -98,6 +98,75 @@ def test_a_mention_keeps_its_forms_contexts_once_and_readers_take_the_own_forms(
     assert described == {"x:ada": "the own form", "x:old": "an older graph"}
 
 
+def test_a_mention_keeps_its_sentence_as_offsets_into_the_chunk(falkordb_store, embedder, tmp_path):
+    """The fast method's description is a sentence of the chunk: the edge keeps where it starts and ends, not a copy
+    (58 MB of the Python docs graph), and readers cut it from the chunk's text. Past a character outside the BMP
+    the backends count offsets differently (FalkorDB code points, Neo4j UTF-16 units): there the text is kept."""
+    store = falkordb_store
+    emoji = {"id": "d5", "title": "Emoji", "text": "Ada Lovelace 😀 wrote notes. Ada Lovelace met Babbage."}
+    records = [*RECORDS, emoji]
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", records)
+    run("kg", store, embedder=embedder, progress=False)
+    rows = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS chunk, c.text AS text, "
+                     "e.id AS entity, m.description AS description, m.description_start AS start, "
+                     "m.description_end AS end")
+    cut = [r for r in rows if r["start"] is not None]
+    assert cut and all(r["description"] is None for r in cut)
+    assert all(r["start"] < r["end"] and r["text"][r["start"]:r["end"]] == r["text"][r["start"]:r["end"]].strip()
+               for r in cut)
+    kept = [r for r in rows if r["start"] is None]
+    assert kept and {r["chunk"] for r in kept} == {"d5#_s0:0"}  # the emoji chunk's, and only its
+    assert all(r["description"] in ("Ada Lovelace 😀 wrote notes.", "Ada Lovelace met Babbage.") for r in kept)
+    # an entity's description is the sentence of its mention in its smallest chunk id, cut from that chunk
+    lothair = _id(store, "lothair ii")
+    [entity] = _q(store, "MATCH (e:Entity {id: $id}) RETURN e.description AS d, e.description_chunk AS c", id=lothair)
+    assert entity == {"d": "Lothair II was a king of Lotharingia.", "c": "d1#_s0:0"}
+    # forgetting the describing chunk's mentions: the refill cuts the next chunk's sentence
+    store.query("MATCH (e:Entity {id: $id}) SET e.description = null", {"id": lothair}, write=True)
+    store.query("MATCH (:Chunk {id: 'd1#_s0:0'})-[m:MENTIONS]->(:Entity {id: $id}) DELETE m", {"id": lothair},
+                write=True)
+    store.run("kg_refill_descriptions", write=True)
+    assert _q(store, "MATCH (e:Entity {id: $id}) RETURN e.description AS d", id=lothair) == [
+        {"d": "King Lothair II ruled it from Aachen until 869."}]
+
+
+def test_a_merge_keeps_the_smaller_description_as_offsets_or_text(falkordb_store):
+    """Folding an absorbed entity's mention into the survivor's edge of the same chunk keeps the smaller of the two
+    descriptions, compared as texts, in the form the smaller one was held: offsets, or a model's text."""
+    store = falkordb_store
+    store.query("CREATE (c:Chunk {id: 'c1', text: 'Zeta sentence here. Alpha sentence there.'}), "
+                "(c2:Chunk {id: 'c2', text: 'Only one sentence.'}), "
+                "(s:Entity {id: 'x:s', key: 's', name: 'S'}), (a:Entity {id: 'x:a', key: 'a', name: 'A'}), "
+                "(c)-[:MENTIONS {origin_ids: ['x:s'], names: ['S'], types: [''], counts: [1], contexts: [''], "
+                "methods: ['fast'], sources: ['kg'], count: 1, origin_id: 'x:s', created_at: 't', "
+                "description_start: 0, description_end: 19}]->(s), "
+                "(c)-[:MENTIONS {origin_ids: ['x:a'], names: ['A'], types: [''], counts: [1], contexts: [''], "
+                "methods: ['fast'], sources: ['kg'], count: 1, origin_id: 'x:a', created_at: 't', "
+                "description_start: 20, description_end: 41}]->(a), "
+                "(c2)-[:MENTIONS {origin_ids: ['x:s'], names: ['S'], types: [''], counts: [1], contexts: [''], "
+                "methods: ['llm'], sources: ['kg'], count: 1, origin_id: 'x:s', created_at: 't', "
+                "description: 'Some text a model wrote'}]->(s), "
+                "(c2)-[:MENTIONS {origin_ids: ['x:a'], names: ['A'], types: [''], counts: [1], contexts: [''], "
+                "methods: ['fast'], sources: ['kg'], count: 1, origin_id: 'x:a', created_at: 't', "
+                "description_start: 0, description_end: 18}]->(a)", write=True)
+    store.run("entity_merge_mentions", {"rows": [{"survivor_id": "x:s", "absorbed_id": "x:a"}]}, write=True)
+    edges = _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS chunk, e.id AS entity, "
+                      "m.description AS d, m.description_start AS start, m.description_end AS end ORDER BY chunk")
+    assert edges == [{"chunk": "c1", "entity": "x:s", "d": None, "start": 20, "end": 41},  # 'Alpha ...' < 'Zeta ...'
+                     {"chunk": "c2", "entity": "x:s", "d": None, "start": 0, "end": 18}]  # 'Only ...' < 'Some ...'
+    # written again by a run: a smaller model's text replaces the offsets, a larger one does not
+    row = {"chunk_id": "c1", "entity_id": "x:s", "origin_ids": ["x:s"], "names": ["S"], "types": [""],
+           "counts": [1], "contexts": [""], "methods": ["llm"]}
+    store.run("kg_create_mentions", {"rows": [{**row, "description": "Aardvark"}], "source": "kg", "now": "t"},
+              write=True)
+    store.run("kg_create_mentions", {"rows": [{**row, "chunk_id": "c2", "description": "Zulu"}], "source": "kg",
+                                     "now": "t"}, write=True)
+    assert _q(store, "MATCH (c:Chunk)-[m:MENTIONS]->() RETURN c.id AS chunk, m.description AS d, "
+                     "m.description_start AS start ORDER BY chunk") == [
+        {"chunk": "c1", "d": "Aardvark", "start": None},
+        {"chunk": "c2", "d": None, "start": 0}]
+
+
 def test_names_and_keys_never_have_surrounding_whitespace():
     """Python docs REPL text ('asyncio\n>>> ...') made the key 'asyncio ', which crashed FalkorDB (FalkorDB#1340)."""
     assert Mention.of("asyncio\n>>", "PERSON").key == "asyncio"
@@ -410,7 +479,8 @@ def test_queue_writes_sends_one_row_per_edge():
     assert m1 == {"chunk_id": "c1", "entity_id": lothair.id, "origin_ids": [lothair.id, king.id],
                   "names": ["Lothair II", "King Lothair II"], "types": ["person", "person"], "counts": [1, 1],
                   "contexts": ["", ""],
-                  "methods": ["fast", "fast"], "description": None}
+                  "methods": ["fast", "fast"], "description": None, "description_start": None,
+                  "description_end": None}
     assert m2["chunk_id"] == "c2" and m2["origin_ids"] == [lothair.id]
     [relation] = relation_rows([first, second])
     assert relation["chunk_ids"] == ["c1", "c2"] and relation["chunk_weights"] == [2.0, 1.0]

@@ -8,9 +8,15 @@
 // out of `contexts` (the copy was 31 MB of the Python docs graph's 599): readers take
 // `contexts` at the index of `origin_id`; the copy an older graph holds is removed when the edge is rewritten.
 // Callers send one row per (chunk, entity) (`kg_writes.mention_rows`): rows MERGE-ing the same new edge lose each
-// other's SETs on FalkorDB. `description` is what the extractor said the entity is in this chunk (the smaller of
+// other's SETs on FalkorDB. The description is what the extractor said the entity is in this chunk (the smaller of
 // its forms' descriptions; the entity's own description is that of its smallest chunk id: kg_describe_entities).
-// @param rows: LIST  [{chunk_id, entity_id, origin_ids, names, types, counts, contexts, methods, description}]
+// A description cut from the chunk's text (the fast method's sentence) is kept as its offsets in that text,
+// `description_start` and `description_end` (substring(c.text, start, end - start): 58 MB of text on the Python
+// docs graph otherwise); one written by a model, as `description`. Readers cut it with
+// substring(CASE WHEN start IS NULL THEN null ELSE c.text END, coalesce(start, 0), coalesce(end - start, 0)):
+// FalkorDB evaluates every argument even in a CASE branch not taken, and fails on a null offset.
+// @param rows: LIST  [{chunk_id, entity_id, origin_ids, names, types, counts, contexts, methods, description,
+//                     description_start, description_end}]
 // @param source: STRING  the step signature
 // @param now: STRING  timestamp
 UNWIND $rows AS row
@@ -19,8 +25,15 @@ MATCH (e:Entity {id: row.entity_id})
 MERGE (c)-[m:MENTIONS]->(e)
 ON CREATE SET m.origin_ids = [], m.names = [], m.types = [], m.counts = [], m.contexts = [], m.methods = [],
               m.sources = [], m.created_at = $now
-SET m.description = CASE WHEN row.description IS NOT NULL AND (m.description IS NULL OR row.description < m.description)
-                         THEN row.description ELSE m.description END
+WITH c, m, e, row,
+     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END, coalesce(m.description_start, 0),
+                           coalesce(m.description_end - m.description_start, 0)))
+       AS held
+WITH m, e, row, row.description IS NOT NULL AND (held IS NULL OR row.description < held) AS described
+SET m.description = CASE WHEN NOT described THEN m.description
+                         WHEN row.description_start IS NULL THEN row.description ELSE null END,
+    m.description_start = CASE WHEN described THEN row.description_start ELSE m.description_start END,
+    m.description_end = CASE WHEN described THEN row.description_end ELSE m.description_end END
 WITH m, e, row, coalesce(m.origin_ids, []) AS had
 WITH m, e, row, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN row.origin_ids] AS keep
 WITH m, e,

@@ -31,15 +31,19 @@ def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
 
     Two forms of one chunk land on one entity when resolution merged them earlier (`redirect`); an origin seen
     twice for one pair (not produced by the extractors, which fold occurrences) adds its count to the first; the
-    edge's description is the smaller of its forms' (as `entity_merge_mentions` folds them)."""
+    edge's description is the smaller of its forms' (as `entity_merge_mentions` folds them), with its offsets in
+    the chunk's text when it was cut from it (then the edge keeps only those)."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
         for mention in result.mentions:
             target = mention.target_id or mention.id
             row = rows.setdefault((result.chunk_id, target), {
                 "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "types": [],
-                "counts": [], "contexts": [], "methods": [], "description": None})
-            row["description"] = smaller(row["description"], mention.description or None)
+                "counts": [], "contexts": [], "methods": [], "description": None, "description_start": None,
+                "description_end": None})
+            if mention.description and smaller(row["description"], mention.description) != row["description"]:
+                start, end = mention.description_at or (None, None)
+                row.update(description=mention.description, description_start=start, description_end=end)
             if mention.id in row["origin_ids"]:
                 row["counts"][row["origin_ids"].index(mention.id)] += int(mention.count)
                 continue

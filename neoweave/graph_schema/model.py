@@ -212,11 +212,15 @@ SCHEMA = GraphSchema(
                 doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
         RelType("MENTIONS", "Chunk", "Entity",
                 properties=("origin_ids", "names", "types", "counts", "contexts", "methods", "sources", "count", "name",
-                            "context", "origin_id", "description", *_PROVENANCE),
+                            "context", "origin_id", "description", "description_start", "description_end",
+                            *_PROVENANCE),
                 doc="One edge per chunk and entity: the surface forms as parallel lists (one entry per origin "
                     "entity, so a merge can be undone), count = their total, the scalars those of the entity's "
                     "own form (else the smallest origin id); that form's context is contexts at origin_id's index "
-                    "(the scalar `context` only on edges written before 2026-11-28)."),
+                    "(the scalar `context` only on edges written before 2026-11-28). The mention's description: "
+                    "a model's text in `description`, or a sentence of the chunk as its offsets in the chunk's "
+                    "text, `description_start` and `description_end` (edges written before 2026-11-28 hold the "
+                    "sentence as text)."),
         RelType("RELATED", "Entity", "Entity",
                 properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
                             *_PROVENANCE)),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from neoweave.errors import NeoweaveError
-from neoweave.nlp.extraction import ChunkExtraction, Mention, Relation
+from neoweave.nlp.extraction import ChunkExtraction, Mention, Relation, cuttable_up_to
 from neoweave.nlp.link_context import link_context
 from neoweave.nlp.names import STOPWORDS
 from neoweave.processes import call_in_lifetime_thread, die_with_parent
@@ -113,15 +113,18 @@ class FastExtractor:
 
     def _extract_doc(self, chunk_id: str, text: str, doc) -> ChunkExtraction:
         result = ChunkExtraction(chunk_id, "fast")
+        cuttable = cuttable_up_to(text)
         for sentence in doc.sents:
             sentence_text = sentence.text.strip()
+            first = sentence.start_char + len(sentence.text) - len(sentence.text.lstrip())
+            at = (first, first + len(sentence_text)) if first + len(sentence_text) <= cuttable else None
             named: list[Mention] = []
             taken: set[int] = set()  # token indices covered by a named entity or code name
             if self.code_names:
                 for match in _CODE.finditer(sentence.text):
                     start = sentence.start_char + match.start(1)
                     name = match.group(1)
-                    mention = self._mention(text, start, start + len(name), "code", sentence_text,
+                    mention = self._mention(text, start, start + len(name), "code", sentence_text, at,
                                             name=name.removesuffix("()"))
                     if mention := result.add_mention(mention):
                         named.append(mention)
@@ -132,7 +135,7 @@ class FastExtractor:
                 if ent.label_ in _SKIP_LABELS or not any(ch.isalpha() for ch in ent.text) \
                         or taken.intersection(range(ent.start, ent.end)):
                     continue
-                mention = self._mention(text, ent.start_char, ent.end_char, ent.label_, sentence_text)
+                mention = self._mention(text, ent.start_char, ent.end_char, ent.label_, sentence_text, at)
                 if mention := result.add_mention(mention):
                     named.append(mention)
                     taken.update(range(ent.start, ent.end))
@@ -141,7 +144,7 @@ class FastExtractor:
                     span = doc[start:end]
                     proper = all(token.tag_ in ("NNP", "NNPS") for token in span)
                     mention = self._mention(text, span.start_char, span.end_char, "name" if proper else "concept",
-                                            sentence_text)
+                                            sentence_text, at)
                     if (mention := result.add_mention(mention)) and proper:
                         named.append(mention)
             unique = list({m.id: m for m in named}.values())
@@ -149,11 +152,11 @@ class FastExtractor:
                 result.add_relation(Relation(a.id, b.id, "co_occurs", sentence_text[:300], 1.0))
         return result
 
-    def _mention(self, text: str, start: int, end: int, label: str, sentence: str, *, name: str | None = None
-                 ) -> Mention | None:
+    def _mention(self, text: str, start: int, end: int, label: str, sentence: str,
+                 sentence_at: tuple[int, int] | None, *, name: str | None = None) -> Mention | None:
         surface = name if name is not None else text[start:end]
         return Mention.of(surface, label, context=link_context(text, start, end, self.context_words),
-                          description=sentence)
+                          description=sentence, description_at=sentence_at)
 
 
 _worker_extractor: FastExtractor | None = None

@@ -7,11 +7,20 @@ keyphrases use the fast extractor too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from neoweave.nlp.names import entity_id, entity_key, group_of
 
 MAX_DESCRIPTION = 300
+_OUTSIDE_BMP = re.compile("[\U00010000-\U0010FFFF]")
+
+
+def cuttable_up_to(text: str) -> int:
+    """How far into `text` a (start, end) offset pair means the same characters to both backends' `substring`:
+    FalkorDB counts code points, Neo4j UTF-16 units, which agree until the first character outside the BMP."""
+    found = _OUTSIDE_BMP.search(text)
+    return found.start() if found else len(text)
 
 
 @dataclass
@@ -25,6 +34,9 @@ class Mention:
     count: int = 1
     context: str = ""  # words around the first occurrence (an inferred link's context)
     description: str = ""
+    description_at: tuple[int, int] | None = None
+    """(start, end) of `description` in the chunk's text when it was cut from it (the fast method's sentence):
+    the graph then keeps the offsets, not a copy of the text (`kg_create_mentions`)."""
     target_id: str | None = None  # the entity it is written to (a resolution survivor), when not its own id
 
     @property
@@ -32,13 +44,18 @@ class Mention:
         return entity_id(self.key, self.group)
 
     @classmethod
-    def of(cls, name: str, entity_type: str, *, context: str = "", description: str = "") -> Mention | None:
+    def of(cls, name: str, entity_type: str, *, context: str = "", description: str = "",
+           description_at: tuple[int, int] | None = None) -> Mention | None:
+        """`description_at`: where `description` starts and ends in the chunk's text, if it was cut from it."""
         group = group_of(entity_type)
         key = entity_key(name, group)
         if not key or len(key) < 2 or len(key) > 120:
             return None
-        return cls(" ".join(name.split()), entity_type.strip().lower(), group, key, 1, context,
-                   description[:MAX_DESCRIPTION])
+        description = description[:MAX_DESCRIPTION]
+        if description_at is not None:
+            description_at = (description_at[0], description_at[0] + len(description))
+        return cls(" ".join(name.split()), entity_type.strip().lower(), group, key, 1, context, description,
+                   description_at if description else None)
 
 
 @dataclass
@@ -69,7 +86,7 @@ class ChunkExtraction:
             if existing.id == mention.id:
                 existing.count += mention.count
                 if not existing.description and mention.description:
-                    existing.description = mention.description
+                    existing.description, existing.description_at = mention.description, mention.description_at
                 return existing
         self.mentions.append(mention)
         return mention
