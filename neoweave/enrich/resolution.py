@@ -7,7 +7,11 @@ Rules, in order (the first that applies decides; a pair once unmerged by a user 
 - `partial-name`: a one-word person name that is the last name of exactly one full person name sharing a
   document with it ("Derrickson" -> "Scott Derrickson");
 - `embedding`: names of one type group sharing a word, whose entity embeddings (`kg.entity_text`) have cosine
-  at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II" never merge).
+  at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II", "Python 3.3" and
+  "Python 3.2.3", "Heinkel HD 23" and "Heinkel HD 26" never merge).
+Rules are applied again to what the merges left until nothing more merges (`resolve`): a merge can make a rule
+apply that did not ("IBM" once its two same-name expansions are one), and a run must leave nothing the next run
+would merge.
 The entity with more mentions survives; it keeps the other's names as aliases, and its MENTIONS edges take the
 other's surface forms (one edge per chunk and entity: a chunk mentioning both keeps one edge, the absorbed forms
 appended to its lists with their origin ids). `EntityMerge` nodes record rule, score, surface forms and chunks;
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -32,6 +37,9 @@ from neoweave.nlp.names import STOPWORDS, acronym, compatible, without_honorific
 from neoweave.store.base import GraphStore, now_iso
 
 _NUMBER = re.compile(r"^(?:\d+|[ivxlcdm]+)$")
+_NUMBERED = re.compile(r"\d")
+MAX_ROUNDS = 10
+log = logging.getLogger(__name__)
 NO_EMBEDDING_GROUPS = frozenset({"date", "concept", "code"})
 
 
@@ -54,7 +62,8 @@ class Proposal:
 
 
 def _numbers(key: str) -> set[str]:
-    return {word for word in key.split(" ") if _NUMBER.match(word)}
+    """The words of a name that number it: digits anywhere ("3.2.3", "mp3", "1990s") or a Roman numeral."""
+    return {word for word in key.split(" ") if _NUMBERED.search(word) or _NUMBER.match(word)}
 
 
 def final_survivors(store: GraphStore, ids: list[str]) -> dict[str, str]:
@@ -178,26 +187,50 @@ def plan(proposals: list[Proposal], undone: set[tuple[str, str]]) -> list[Propos
 
 
 def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93) -> list[Proposal]:
+    """Propose, plan and apply merges in rounds until a round merges nothing (at most `MAX_ROUNDS`): each round
+    sees the entities the previous one left, with the mentions, aliases and documents they gained, as a later
+    run of `enrich kg` would read them from the graph."""
     store = ctx.store
-    candidates = [Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
-                            list(r["aliases"] or []), int(r["mentions"] or 0))
-                  for r in store.run("entity_resolution_candidates")]
-    persons = [c.id for c in candidates if c.group == "person" and " " not in c.key] + \
-              [c.id for c in candidates if c.group == "person" and " " in c.key]
+    candidates = {r["id"]: Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
+                                     list(r["aliases"] or []), int(r["mentions"] or 0))
+                  for r in store.run("entity_resolution_candidates")}
+    persons = [c.id for c in candidates.values() if c.group == "person" and " " not in c.key] + \
+              [c.id for c in candidates.values() if c.group == "person" and " " in c.key]
     documents: dict[str, set[str]] = {}
     for start in range(0, len(persons), 1000):
         for row in store.run("entity_documents", {"ids": persons[start:start + 1000]}):
             documents[row["id"]] = set(row["doc_ids"])
-    embeddings = _block_embeddings(store, candidates)
+    embeddings = _block_embeddings(store, list(candidates.values()))
     undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_merges", {"ids": []})
               if r["status"] == "undone"}
-    merges = plan(propose(candidates, documents=documents, embeddings=embeddings,
-                          embedding_threshold=embedding_threshold), undone)
-    apply_merges(store, merges, {c.id: c for c in candidates})
-    for m in merges:
+    applied: list[Proposal] = []
+    for round_number in range(1, MAX_ROUNDS + 1):
+        merges = plan(propose(list(candidates.values()), documents=documents, embeddings=embeddings,
+                              embedding_threshold=embedding_threshold), undone)
+        if not merges:
+            break
+        aliases = apply_merges(store, merges, candidates)
+        _fold(candidates, documents, merges, aliases)
+        applied += merges
+        report.count("resolution_rounds")
+        if round_number == MAX_ROUNDS:
+            log.warning("entity resolution still merging after %d rounds: the next run continues", MAX_ROUNDS)
+    for m in applied:
         report.count(f"merged_{m.rule}")
-    report.count("merges", len(merges))
-    return merges
+    report.count("merges", len(applied))
+    return applied
+
+
+def _fold(candidates: dict[str, Candidate], documents: dict[str, set[str]], merges: list[Proposal],
+          aliases: dict[str, list[str]]) -> None:
+    """The candidates as the graph holds them after `merges`: the absorbed gone, each survivor with their
+    mentions, documents and the aliases `apply_merges` wrote."""
+    for m in merges:
+        absorbed, survivor = candidates.pop(m.absorbed), candidates[m.survivor]
+        survivor.mentions += absorbed.mentions
+        survivor.aliases = aliases.get(m.survivor, survivor.aliases)
+        if m.absorbed in documents:
+            documents.setdefault(m.survivor, set()).update(documents.pop(m.absorbed))
 
 
 def _block_embeddings(store: GraphStore, candidates: list[Candidate]) -> dict[str, np.ndarray]:
@@ -221,8 +254,9 @@ def merge_id(survivor: str, absorbed: str) -> str:
 
 
 def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str, Candidate], *,
-                 method: str = "rule", batch: int = 200) -> None:
-    """Write merges in units of `batch`: record, move mentions and relations, aliases, delete absorbed."""
+                 method: str = "rule", batch: int = 200) -> dict[str, list[str]]:
+    """Write merges in units of `batch`: record, move mentions and relations, aliases, delete absorbed. Returns
+    the survivors' aliases as written."""
     now = now_iso()
     aliases: dict[str, list[str]] = {cid: list(c.aliases) for cid, c in candidates.items()}
     for start in range(0, len(merges), batch):
@@ -251,6 +285,7 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             unit.run("entity_merge_relations_in", {"rows": pairs})
             unit.run("entity_merge_finish", {"rows": finish})
             unit.run("kg_mark_entity_sections_pending", {"entity_ids": [m.survivor for m in part]})
+    return {m.survivor: aliases[m.survivor] for m in merges}
 
 
 def refresh_aliases(store: GraphStore) -> int:
