@@ -1,7 +1,10 @@
 """What each attribute family of a built graph costs FalkorDB: removed one at a time, cumulatively, from a COPY
 of the graph (this destroys it), with `GRAPH.MEMORY USAGE` and the server's used memory after each step.
 
-    cp -r DATA_DIR /tmp/copy && .venv/bin/python benchmarks/memory_by_attribute.py /tmp/copy OUT.json
+    cp -r DATA_DIR /tmp/copy && .venv/bin/python benchmarks/memory_by_attribute.py /tmp/copy OUT.json [TYPE]
+
+With a relationship TYPE (e.g. MENTIONS), each property of its edges is removed in turn instead, in
+alphabetical order: what one property costs on every edge of that type.
 
 The map for issue 45's "half the memory" (docs/benchmarks/indexing.md, "Where the memory goes").
 """
@@ -27,7 +30,7 @@ STEPS = [
     ("Entity embedding", "MATCH (e:Entity) SET e.embedding = null"),
 ]
 out = []
-if len(sys.argv) != 3:
+if len(sys.argv) not in (3, 4):
     sys.exit(__doc__)
 with neoweave.open(sys.argv[1], limits=neoweave.Limits.unbounded()) as kb:
     store = kb.store
@@ -38,7 +41,15 @@ with neoweave.open(sys.argv[1], limits=neoweave.Limits.unbounded()) as kb:
     base = graph_memory(store)
     print(json.dumps(base)[:1500])
     out.append(("before", base))
-    for label, cypher in STEPS:
+    steps = STEPS
+    if len(sys.argv) == 4:
+        rel_type = sys.argv[3]
+        if not rel_type.isidentifier():
+            sys.exit(f"not a relationship type: {rel_type!r}")
+        properties = [r["k"] for r in store.query(
+            f"MATCH ()-[m:{rel_type}]->() UNWIND keys(m) AS k RETURN DISTINCT k ORDER BY k")]
+        steps = [(f"{rel_type} {name}", f"MATCH ()-[m:{rel_type}]->() REMOVE m.{name}") for name in properties]
+    for label, cypher in steps:
         started = time.time()
         store.query(cypher, write=True)
         usage = graph_memory(store)
