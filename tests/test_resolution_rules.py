@@ -28,11 +28,13 @@ def test_names_that_differ_in_any_number_are_not_merged_by_embedding(embedder):
 
 
 def _entity(store, chunk: str, entity_id: str, name: str, mentions: int) -> None:
-    store.query("MERGE (c:Chunk {id: $chunk}) CREATE (e:Entity {id: $id, key: $key, name: $name, aliases: [], "
+    """An entity mentioned by one chunk (of the document named by the chunk id's first letters)."""
+    store.query("MERGE (c:Chunk {id: $chunk, doc_id: $doc}) CREATE (e:Entity {id: $id, key: $key, name: $name, aliases: [], "
                 "mention_count: $n}) CREATE (c)-[:MENTIONS {origin_ids: [$id], names: [$name], types: [''], "
                 "counts: [$n], contexts: [$name], methods: ['fast'], sources: ['test'], count: $n, name: $name, "
                 "origin_id: $id, method: 'fast', source: 'test', created_at: 't'}]->(e)",
-                {"chunk": chunk, "id": entity_id, "key": entity_id.split(":", 1)[1], "name": name, "n": mentions},
+                {"chunk": chunk, "doc": chunk.split("#")[0], "id": entity_id, "key": entity_id.split(":", 1)[1],
+                 "name": name, "n": mentions},
                 write=True)
 
 
@@ -51,4 +53,17 @@ def test_a_run_merges_what_its_own_merges_make_mergeable(falkordb_store):
     assert report.counters["resolution_rounds"] == 2
     assert store.query("MATCH (e:Entity) RETURN e.id AS id, e.aliases AS aliases") == [
         {"id": "organization:international business machines", "aliases": ["IBM"]}]
+    assert resolve(StepContext(store), EnrichReport("kg", "fast", "test")) == []
+
+
+def test_a_person_who_absorbed_another_entity_is_compared_where_that_one_was_mentioned(falkordb_store):
+    """"Puneet Sira" tagged a person in one document and a name in another, where the lone "Sira" is: once the two
+    are one person, "Sira" shares a document with exactly one full name, and the same run merges it."""
+    store = falkordb_store
+    _entity(store, "d1#0", "person:puneet sira", "Puneet Sira", 3)
+    _entity(store, "d2#0", "name:puneet sira", "Puneet Sira", 1)
+    _entity(store, "d2#1", "person:sira", "Sira", 1)
+    merges = resolve(StepContext(store), EnrichReport("kg", "fast", "test"))
+    assert [(m.rule, m.absorbed) for m in merges] == [("same-name", "name:puneet sira"),
+                                                       ("partial-name", "person:sira")]
     assert resolve(StepContext(store), EnrichReport("kg", "fast", "test")) == []

@@ -194,12 +194,8 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
     candidates = {r["id"]: Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
                                      list(r["aliases"] or []), int(r["mentions"] or 0))
                   for r in store.run("entity_resolution_candidates")}
-    persons = [c.id for c in candidates.values() if c.group == "person" and " " not in c.key] + \
-              [c.id for c in candidates.values() if c.group == "person" and " " in c.key]
-    documents: dict[str, set[str]] = {}
-    for start in range(0, len(persons), 1000):
-        for row in store.run("entity_documents", {"ids": persons[start:start + 1000]}):
-            documents[row["id"]] = set(row["doc_ids"])
+    documents = _documents(store, [c.id for c in candidates.values() if c.group == "person" and " " not in c.key]
+                           + [c.id for c in candidates.values() if c.group == "person" and " " in c.key])
     embeddings = _block_embeddings(store, list(candidates.values()))
     undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_merges", {"ids": []})
               if r["status"] == "undone"}
@@ -211,6 +207,10 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
             break
         aliases = apply_merges(store, merges, candidates)
         _fold(candidates, documents, merges, aliases)
+        # a person's documents as the graph now holds them: it may have absorbed another group's entity
+        # ("Puneet Sira" tagged a name, mentioned where the lone "Sira" is)
+        documents.update(_documents(store, sorted({m.survivor for m in merges
+                                                   if candidates[m.survivor].group == "person"})))
         applied += merges
         report.count("resolution_rounds")
         if round_number == MAX_ROUNDS:
@@ -221,16 +221,24 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
     return applied
 
 
+def _documents(store: GraphStore, ids: list[str]) -> dict[str, set[str]]:
+    """The documents that mention each of these entities (what `partial-name` compares)."""
+    documents: dict[str, set[str]] = {}
+    for start in range(0, len(ids), 1000):
+        for row in store.run("entity_documents", {"ids": ids[start:start + 1000]}):
+            documents[row["id"]] = set(row["doc_ids"])
+    return documents
+
+
 def _fold(candidates: dict[str, Candidate], documents: dict[str, set[str]], merges: list[Proposal],
           aliases: dict[str, list[str]]) -> None:
     """The candidates as the graph holds them after `merges`: the absorbed gone, each survivor with their
-    mentions, documents and the aliases `apply_merges` wrote."""
+    mentions and the aliases `apply_merges` wrote (documents are read again by the caller)."""
     for m in merges:
         absorbed, survivor = candidates.pop(m.absorbed), candidates[m.survivor]
         survivor.mentions += absorbed.mentions
         survivor.aliases = aliases.get(m.survivor, survivor.aliases)
-        if m.absorbed in documents:
-            documents.setdefault(m.survivor, set()).update(documents.pop(m.absorbed))
+        documents.pop(m.absorbed, None)
 
 
 def _block_embeddings(store: GraphStore, candidates: list[Candidate]) -> dict[str, np.ndarray]:
