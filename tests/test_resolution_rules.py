@@ -29,9 +29,10 @@ def test_names_that_differ_in_any_number_are_not_merged_by_embedding(embedder):
 
 def _entity(store, chunk: str, entity_id: str, name: str, mentions: int) -> None:
     """An entity mentioned by one chunk (of the document named by the chunk id's first letters)."""
-    store.query("MERGE (c:Chunk {id: $chunk, doc_id: $doc}) CREATE (e:Entity {id: $id, key: $key, name: $name, aliases: [], "
-                "mention_count: $n}) CREATE (c)-[:MENTIONS {origin_ids: [$id], names: [$name], types: [''], "
-                "counts: [$n], contexts: [$name], methods: ['fast'], sources: ['test'], count: $n, name: $name, "
+    store.query("MERGE (c:Chunk {id: $chunk, doc_id: $doc}) "
+                "CREATE (e:Entity {id: $id, key: $key, name: $name, aliases: [], mention_count: $n}) "
+                "CREATE (c)-[:MENTIONS {origin_ids: [$id], names: [$name], types: [''], counts: [$n], "
+                "contexts: [$name], methods: ['fast'], sources: ['test'], count: $n, name: $name, "
                 "origin_id: $id, method: 'fast', source: 'test', created_at: 't'}]->(e)",
                 {"chunk": chunk, "doc": chunk.split("#")[0], "id": entity_id, "key": entity_id.split(":", 1)[1],
                  "name": name, "n": mentions},
