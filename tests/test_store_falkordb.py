@@ -253,7 +253,7 @@ EXAMPLES = {
                                            "context": "c", "entity_id": "code:asyncio", "chunk_id": "c1"}],
                                  "now": NOW},
     "kg_clear_sections_pending": {"section_ids": ["d1#a"]},
-    "kg_title_scan_chunks": {"scanned": False, "prefix": "kg@", "after": "", "limit": 10},
+    "kg_title_scan_chunks": {"scanned": False, "prefix": "kg@", "after": -1, "limit": 10},
     "kg_mark_chunks_titles_scanned": {"chunk_ids": ["c1"], "scanned": True},
     "kg_mark_sections_titles_scanned": {"section_ids": ["d1#a"]},
     "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
@@ -411,8 +411,8 @@ for _rel in SCHEMA.relationships:
 EXAMPLES.update({
     "meta_stamp_get": {"id": "meta"},
     "meta_stamp_set": {"id": "meta", "stamp": "0123456789abcdef"},
-    **{f"walk_index_{part}": {"after": "", "limit": 10} for part in ("mentions", "related")},
-    **{f"walk_index_{part}": {"after": "", "limit": 10, "probe": _unit([1, 2, 3, 4])}
+    **{f"walk_index_{part}": {"after": -1, "limit": 10} for part in ("mentions", "related")},
+    **{f"walk_index_{part}": {"after": -1, "limit": 10, "probe": _unit([1, 2, 3, 4])}
        for part in ("chunks", "entities", "links")},
     "walk_index_chunk_vectors": {"ids": ["c1", "nowhere"]},
     "walk_index_entity_vectors": {"ids": ["code:asyncio"]},
@@ -476,6 +476,19 @@ def test_paging_in_key_order_reaches_keys_beyond_ascii(falkordb_store):
         paged.append(page[0]["id"])
         after = paged[-1]
     assert paged == sorted(ids)
+
+
+def test_node_paging_reads_every_node_once_whatever_its_key(falkordb_store):
+    """`{{node_after}}` pages by internal node id on FalkorDB (a label and id range scan, where key-order paging
+    scans the label per page): every chunk comes once, non-ASCII keys and nodes deleted between pages' ids alike."""
+    falkordb_store.apply_schema("test-model", DIM)
+    ids = [f"c{i:02d}" for i in range(20)] + ["é", "東京", "Ωmega"]
+    falkordb_store.query("UNWIND $ids AS id CREATE (:Chunk {id: id})", {"ids": ids}, write=True)
+    falkordb_store.query("MATCH (c:Chunk) WHERE c.id IN ['c03', 'c11'] DELETE c", write=True)
+    pages = list(falkordb_store.pages("walk_index_mentions", 4, "cursor", start=falkordb_store.node_page_start))
+    keys = [row["key"] for page in pages for row in page]
+    assert len(pages) == 6 and sorted(keys) == sorted(set(ids) - {"c03", "c11"})
+    assert all(len(page) <= 4 for page in pages)
 
 
 def _per_row_scans(plan: list[str]) -> list[str]:

@@ -1,10 +1,10 @@
-// Walk index build: the MENTIONS of one page of chunks in key order, with the mention count (a chunk without
-// any gives a row with a null entity, so the page cursor moves past it).
-// @param after: STRING  the last chunk key of the previous page ('' for the first)
+// Walk index build: the MENTIONS of one page of chunks (node_after paging: by internal id on FalkorDB), with the
+// mention count (a chunk without any gives a row with a null entity, so the page cursor moves past it).
+// @param after: ANY  the cursor of the previous page's last node (`GraphStore.node_page_start` for the first)
 // @param limit: INTEGER  chunks per page
 MATCH (c:Chunk)
-WHERE {{key_after c.id $after}}
-WITH c ORDER BY c.id LIMIT $limit
+WHERE {{node_after c $after}}
+WITH c ORDER BY {{node_order c}} LIMIT $limit
 OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity)
-RETURN c.id AS key, e.id AS entity_id, m.count AS count
-ORDER BY key
+RETURN c.id AS key, {{node_order c}} AS cursor, e.id AS entity_id, m.count AS count
+ORDER BY cursor

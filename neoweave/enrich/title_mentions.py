@@ -147,13 +147,13 @@ def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scan
         if progress else None
     bar = tqdm(total=total, desc="title mentions" + (" (new titles)" if scanned else ""), unit="chunk",
                disable=not progress)
-    after, now = "", now_iso()
+    after, now = store.node_page_start, now_iso()
     while True:
         rows = store.run("kg_title_scan_chunks", {"scanned": scanned, "prefix": prefix, "after": after,
                                                   "limit": batch})
         if not rows:
             break
-        after = rows[-1]["id"]
+        after = rows[-1]["cursor"]
         found: list[ChunkExtraction] = []
         for row in rows:
             known = {origin.split(":", 1)[1] for origin in row["origin_ids"] or [] if ":" in origin}

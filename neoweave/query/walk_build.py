@@ -60,7 +60,8 @@ class _Reads:
             self.bar = tqdm(total=total, desc="walk index", unit="node", dynamic_ncols=True)
 
     def pages(self, statement: str, *, probed: bool = False) -> Iterator[list[dict[str, Any]]]:
-        for page in self.store.pages(statement, PAGE, params={"probe": self.probe} if probed else None):
+        for page in self.store.pages(statement, PAGE, "cursor", {"probe": self.probe} if probed else None,
+                                     start=self.store.node_page_start):
             yield page
             self.done(len({row["key"] for row in page}))
 

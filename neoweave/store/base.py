@@ -140,6 +140,12 @@ class GraphStore(ABC):
 
     backend: Backend
 
+    @property
+    def node_page_start(self) -> Any:
+        """The cursor before a label's first node in `{{node_after}}` paging: FalkorDB pages by internal node
+        id (from -1), Neo4j by key (from '')."""
+        return -1 if self.backend == "falkordb" else ""
+
     def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
         self.batch_size = batch_size
         self.schema = schema
@@ -293,13 +299,14 @@ class GraphStore(ABC):
                 sent += len(batch)
         return sent
 
-    def pages(self, name: str, size: int, cursor: str = "key", params: Mapping[str, Any] | None = None
-              ) -> Iterator[list[dict[str, Any]]]:
+    def pages(self, name: str, size: int, cursor: str = "key", params: Mapping[str, Any] | None = None,
+              start: Any = "") -> Iterator[list[dict[str, Any]]]:
         """Pages of a statement taking `$after` and `$limit`, in key order: each starts after the last `cursor` value
         of the one before (keyset paging: every page is an index range, not an offset counted from the start). A
         page may hold several rows per key (a node with its relationships); it ends at `size` keys. `params` are the
-        statement's other parameters."""
-        after = ""
+        statement's other parameters. A statement paging with `{{node_after}}` takes `cursor="cursor"` and
+        `start=store.node_page_start`."""
+        after = start
         while True:
             rows = self.run(name, {**(params or {}), "after": after, "limit": size})
             if not rows:
