@@ -16,16 +16,18 @@ WITH s, c, m
 ORDER BY m.created_at, m.origin_id
 WITH s, c, collect(m) AS moved
 WITH s, c, moved, reduce(acc = [], x IN moved | acc + coalesce(x.origin_ids, [x.origin_id])) AS moved_origins,
-     [x IN moved | [coalesce(x.description, substring(CASE WHEN x.description_start IS NULL THEN null ELSE c.text END, coalesce(x.description_start, 0),
-                           coalesce(x.description_end - x.description_start, 0))),
+     [x IN moved | [coalesce(x.description, substring(CASE WHEN x.description_start IS NULL THEN null ELSE c.text END,
+                               coalesce(x.description_start, 0),
+                               coalesce(x.description_end - x.description_start, 0))),
                     x.description, x.description_start, x.description_end]] AS offered
 MERGE (c)-[n:MENTIONS]->(s)
 ON CREATE SET n.origin_ids = [], n.names = [], n.types = [], n.counts = [], n.contexts = [], n.methods = [],
               n.sources = [], n.created_at = moved[0].created_at
 WITH c, n, s, moved, moved_origins, offered, coalesce(n.origin_ids, []) AS had
 WITH n, s, moved, moved_origins, [i IN range(0, size(had) - 1) WHERE NOT had[i] IN moved_origins] AS keep,
-     reduce(best = [coalesce(n.description, substring(CASE WHEN n.description_start IS NULL THEN null ELSE c.text END, coalesce(n.description_start, 0),
-                           coalesce(n.description_end - n.description_start, 0))),
+     reduce(best = [coalesce(n.description, substring(CASE WHEN n.description_start IS NULL THEN null ELSE c.text END,
+                               coalesce(n.description_start, 0),
+                               coalesce(n.description_end - n.description_start, 0))),
                     n.description, n.description_start, n.description_end], o IN offered |
        CASE WHEN o[0] IS NOT NULL AND (best[0] IS NULL OR o[0] < best[0]) THEN o ELSE best END) AS described
 WITH n, s, moved, described,

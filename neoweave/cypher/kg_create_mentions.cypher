@@ -26,8 +26,9 @@ MERGE (c)-[m:MENTIONS]->(e)
 ON CREATE SET m.origin_ids = [], m.names = [], m.types = [], m.counts = [], m.contexts = [], m.methods = [],
               m.sources = [], m.created_at = $now
 WITH c, m, e, row,
-     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END, coalesce(m.description_start, 0),
-                           coalesce(m.description_end - m.description_start, 0)))
+     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END,
+                               coalesce(m.description_start, 0),
+                               coalesce(m.description_end - m.description_start, 0)))
        AS held
 WITH m, e, row, row.description IS NOT NULL AND (held IS NULL OR row.description < held) AS described
 SET m.description = CASE WHEN NOT described THEN m.description

@@ -9,8 +9,9 @@
 UNWIND $chunk_ids AS chunk_id
 MATCH (c:Chunk {id: chunk_id})-[m:MENTIONS]->(e:Entity)
 WITH e, chunk_id,
-     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END, coalesce(m.description_start, 0),
-                           coalesce(m.description_end - m.description_start, 0)))
+     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END,
+                               coalesce(m.description_start, 0),
+                               coalesce(m.description_end - m.description_start, 0)))
        AS description
 WHERE description IS NOT NULL AND coalesce(e.method, '') <> 'import'
 WITH e, chunk_id, description

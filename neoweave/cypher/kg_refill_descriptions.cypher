@@ -7,8 +7,9 @@ MATCH (e:Entity)
 WHERE e.description IS NULL AND coalesce(e.method, '') <> 'import'
 MATCH (e)<-[m:MENTIONS]-(c:Chunk)
 WITH e, c.id AS chunk_id,
-     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END, coalesce(m.description_start, 0),
-                           coalesce(m.description_end - m.description_start, 0)))
+     coalesce(m.description, substring(CASE WHEN m.description_start IS NULL THEN null ELSE c.text END,
+                               coalesce(m.description_start, 0),
+                               coalesce(m.description_end - m.description_start, 0)))
        AS description,
      coalesce(m.contexts[coalesce([i IN range(0, size(coalesce(m.origin_ids, [])) - 1)
                                   WHERE m.origin_ids[i] = m.origin_id][0], 0)], m.context) AS context

@@ -41,8 +41,8 @@ def mention_rows(results: list[ChunkExtraction]) -> list[dict[str, Any]]:
                 "chunk_id": result.chunk_id, "entity_id": target, "origin_ids": [], "names": [], "types": [],
                 "counts": [], "contexts": [], "methods": [], "description": None, "description_start": None,
                 "description_end": None})
-            if mention.description and smaller(row["description"], mention.description) != row["description"]:
-                start, end = mention.description_at or (None, None)
+            if mention.description and (row["description"] is None or mention.description < row["description"]):
+                start, end = mention.description_at or (None, None)  # the smaller, as `smaller` chooses
                 row.update(description=mention.description, description_start=start, description_end=end)
             if mention.id in row["origin_ids"]:
                 row["counts"][row["origin_ids"].index(mention.id)] += int(mention.count)

@@ -139,12 +139,9 @@ class GraphStore(ABC):
     """
 
     backend: Backend
-
-    @property
-    def node_page_start(self) -> Any:
-        """The cursor before a label's first node in `{{node_after}}` paging: FalkorDB pages by internal node
-        id (from -1), Neo4j by key (from '')."""
-        return -1 if self.backend == "falkordb" else ""
+    node_page_start: Any = ""
+    """The cursor before a label's first node in `{{node_after}}` paging: by key here (Neo4j), by internal node id
+    from -1 on FalkorDB."""
 
     def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
         self.batch_size = batch_size

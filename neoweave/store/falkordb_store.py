@@ -30,6 +30,7 @@ class FalkorDBStore(GraphStore):
     """One FalkorDB graph. Each statement is atomic; `unit()` applies several together (MULTI/EXEC)."""
 
     backend = "falkordb"
+    node_page_start = -1  # `{{node_after}}` pages by internal node id here
 
     def __init__(self, *, server: EmbeddedFalkorDB | None = None, host: str | None = None,
                  port: int = 6379, graph: str = "neoweave", ef_runtime: int = 100,
