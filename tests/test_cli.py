@@ -244,22 +244,24 @@ def test_multihop_rag_converts_and_evaluates(cli, workdir):
     assert bad.returncode == 1 and "questions not found: missing.json" in bad.stderr
 
 
-def test_walk_index_command_status_and_writes_keep_it_current(cli, workdir, site):
+def test_walk_index_command_status_and_writes_that_leave_it_behind(cli, workdir, site):
     cli("ingest", str(site), "--no-progress", "--base-url", "https://docs.example.org/tiny/")
     cli("enrich", "kg", "--no-progress")  # enrich kg builds ppr's walk index at its end
     walk = json.loads(cli("status", "--json").stdout)["walk_index"]
     assert walk["current"] and walk["chunks"] == json.loads(cli("status", "--json").stdout)["nodes"]["Chunk"]
     assert "walk index: current" in cli("status").stdout
     stamp = walk["stamp"]
-    cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'x'", "--write")  # any write through neoweave
+    wrote = cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'x'", "--write")  # any write but enrich kg
+    assert "walk index: behind the graph" in wrote.stderr  # ... says the index is now behind it
     walk = json.loads(cli("status", "--json").stdout)["walk_index"]
-    assert walk["stamp"] != stamp and walk["current"]  # ... replaced the stamp, and the index was rebuilt
-    (workdir / ".neoweave" / "derived").rename(workdir / "elsewhere")  # nothing saved: writes do not build one
-    cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'y'", "--write")
-    assert not json.loads(cli("status", "--json").stdout)["walk_index"]["current"]
-    assert "walk index: not current" in cli("status").stdout
+    assert walk["stamp"] != stamp and walk["saved"] and not walk["current"]  # a new stamp, no rebuild
+    assert "walk index: behind the graph" in cli("status").stdout
     out = json.loads(cli("query", "Where does the event loop run?", "-s", "ppr", "--json", "--no-server").stdout)
     assert out["parameters"]["expanded_over"] == "store"
     assert "walk index: current" in cli("walk-index").stdout
     out = json.loads(cli("query", "Where does the event loop run?", "-s", "ppr", "--json", "--no-server").stdout)
     assert out["parameters"]["expanded_over"] == "walk index"
+    (workdir / ".neoweave" / "derived").rename(workdir / "elsewhere")  # nothing saved: nothing said
+    wrote = cli("cypher", "MATCH (c:Chunk) WITH c LIMIT 1 SET c.note = 'y'", "--write")
+    assert "walk index" not in wrote.stderr
+    assert "walk index: none" in cli("status").stdout

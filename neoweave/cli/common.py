@@ -58,3 +58,15 @@ def knowledge_base(*, read_only: bool = False):
     from neoweave.kb import KnowledgeBase
 
     return KnowledgeBase(settings(), read_only=read_only)
+
+
+WALK_INDEX_BEHIND = ("walk index: behind the graph (ppr and kg read the store until `neoweave enrich kg` or "
+                     "`neoweave walk-index` rebuilds it; a running server rebuilds it on its next question)")
+
+
+def say_if_walk_index_behind(kb) -> None:
+    """After a write that left ppr's saved walk index behind the graph (`kb.walk.after_write`), say so on stderr
+    (stdout may be JSON)."""
+    walk = kb.walk_index()
+    if walk["saved"] and not walk["current"]:
+        err_console.print(WALK_INDEX_BEHIND, highlight=False)

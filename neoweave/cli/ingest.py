@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, err_console, knowledge_base
+from neoweave.cli.common import app, console, err_console, knowledge_base, say_if_walk_index_behind
 from neoweave.input_formats import FORMATS
 
 
@@ -45,6 +45,7 @@ def ingest(
     with knowledge_base() as kb:
         report = kb.ingest(path, **ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb,
                                                   context_words, skip), progress=progress and not as_json)
+        say_if_walk_index_behind(kb)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

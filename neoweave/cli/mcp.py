@@ -67,6 +67,7 @@ def mcp_server(
             meta = kb.check_graph()
             err_console.print(f"loading the embedding model {meta['embedding_model']} ...")
             kb.embedder.embed_query("warm up")  # the first call should not pay for loading the model
+            kb.walk_index(background=True)  # a walk index behind the graph is rebuilt while requests read the store
         server = create_server(kb)
         if http:
             _serve_http(server, host, port, max_body_bytes, started, token)

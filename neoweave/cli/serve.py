@@ -72,6 +72,7 @@ def serve(
         console.print(f"loading the embedding model {meta['embedding_model']} ...")
         console.file.flush()
         kb.embedder.embed_query("warm up")  # the first request should not pay for loading the model
+        kb.walk_index(background=True)  # a walk index behind the graph is rebuilt while requests read the store
         url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
         announced = []
 

@@ -8,7 +8,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, err_console, group, knowledge_base, settings
+from neoweave.cli.common import (
+    WALK_INDEX_BEHIND,
+    app,
+    console,
+    err_console,
+    group,
+    knowledge_base,
+    say_if_walk_index_behind,
+    settings,
+)
 from neoweave.errors import NeoweaveError
 
 server_app = group("server", "The embedded FalkorDB server (the default store).")
@@ -80,9 +89,10 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
 
 
 def _walk_index_line(walk: dict[str, Any]) -> str:
+    if not walk["current"] and walk["saved"]:
+        return WALK_INDEX_BEHIND
     if not walk["current"]:
-        return ("walk index: not current (ppr and kg read the store; `neoweave walk-index` builds it, and writes "
-                "keep it current once built)")
+        return "walk index: none (ppr and kg read the store; `neoweave enrich kg` or `neoweave walk-index` builds it)"
     return (f"walk index: current ({walk['chunks']} chunks, {walk['entities']} entities, {walk['links']} links, "
             f"{walk['bytes'] / 1e6:.0f} MB in {walk['directory'] or 'memory'})")
 
@@ -90,7 +100,8 @@ def _walk_index_line(walk: dict[str, Any]) -> str:
 @app.command("walk-index")
 def walk_index() -> None:
     """Build the walk index (ppr's expansion and kg's relation hops in memory instead of a statement per hop) for
-    the graph as it is. `enrich kg` builds it; once built, every write through neoweave keeps it current."""
+    the graph as it is. `enrich kg` builds it and rebuilds it after itself; other writes (ingest, delete, sync)
+    leave it behind the graph until the next `enrich kg` or this command, and ppr and kg read the store meanwhile."""
     with knowledge_base() as kb:  # reads the graph (and stamps one last written before stamps came in)
         walk = kb.walk_index(rebuild=True, progress=True)
     console.print(_walk_index_line(walk), highlight=False)
@@ -192,6 +203,8 @@ def cypher(
         query = _query_file(file, params)
     with knowledge_base(read_only=not write) as kb:
         rows = kb.cypher(query, params, write=write)
+        if write:
+            say_if_walk_index_behind(kb)
     if as_json:
         for row in rows:
             print(json.dumps(row, default=str))
@@ -212,6 +225,8 @@ def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/fol
     """Delete documents and everything only they own (sections, chunks, their links)."""
     with knowledge_base() as kb:
         ids = kb.delete(key)
+        if ids:
+            say_if_walk_index_behind(kb)
     if not ids:
         raise NeoweaveError(f"no document has id or path {key!r}", hint="see `neoweave cypher "
                             "\"MATCH (d:Document) RETURN d.id, d.path LIMIT 20\"`")

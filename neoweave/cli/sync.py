@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from neoweave.cli.common import app, console, err_console, knowledge_base
+from neoweave.cli.common import app, console, err_console, knowledge_base, say_if_walk_index_behind
 from neoweave.cli.ingest import ingest_options
 from neoweave.input_formats import FORMATS
 
@@ -47,6 +47,8 @@ def sync(
     with knowledge_base(read_only=dry_run) as kb:
         report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, progress=progress and not as_json,
                          **options)
+        if not dry_run:
+            say_if_walk_index_behind(kb)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

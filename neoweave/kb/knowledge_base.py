@@ -310,11 +310,13 @@ class KnowledgeBase:
         """Replace the (empty, or with `force` any) store by the backup `src`, checked before and after."""
         from neoweave.kb.backup import restore
         from neoweave.kb.walk import after_write
+        from neoweave.query.walk_index import WalkIndexes
 
         self._writable("restore")
         self.close()  # the server restarts on the restored files; the store reconnects on next use
         manifest = restore(self.settings, src, force=force, progress=progress or log.info)
-        after_write(self.store, "restore", build=False, progress=False)  # the restored graph's walk index
+        # the restored graph gets its walk index now when this data directory had one (restores are rare and slow)
+        after_write(self.store, "restore", build=WalkIndexes.of(self.store).saved(), progress=False)
         return manifest
 
     def export(self, dest: str | Path, *, batch_size: int | None = None, progress: bool = False,
@@ -367,20 +369,25 @@ class KnowledgeBase:
                               make_strategy=self.strategy_factory(), corpus=corpus, limit=limit, types=types,
                               title=title, progress=progress)
 
-    def walk_index(self, *, rebuild: bool = False, progress: bool = False) -> dict[str, Any]:
+    def walk_index(self, *, rebuild: bool = False, background: bool | None = None, progress: bool = False
+                   ) -> dict[str, Any]:
         """The state of ppr's walk index (`query.walk_index`): whether one matches the graph's write stamp, where
-        it is saved, its size. With `rebuild`, build it first when it does not (reads the graph only)."""
+        it is saved, its size. With `rebuild`, build it first when it does not (reads the graph only). With
+        `background` (long-lived processes: the servers), from now on a reader that finds the saved index behind
+        the graph rebuilds it in a thread, reading the store meanwhile (and this call starts that at once)."""
         from neoweave.kb.walk import walk_index_state
 
-        return walk_index_state(self.store, rebuild=rebuild, writable=not self.read_only, progress=progress)
+        return walk_index_state(self.store, rebuild=rebuild, background=background, writable=not self.read_only,
+                                progress=progress)
 
     # -- internals -------------------------------------------------------------------------------
     @contextmanager
     def _writing(self, what: str, *, walk_index: bool = False, progress: bool = False,
                  writes: frozenset[str] | None = None) -> Iterator[None]:
         """A write operation: refused read-only; its writes replace the graph's stamp once before and once after
-        (`GraphStore.writing`); then ppr's walk index is kept current (`kb.walk.after_write`), across the span
-        without a rebuild when it declares `writes` (`graph_schema.footprint`) outside what the index reads."""
+        (`GraphStore.writing`); then `kb.walk.after_write` decides ppr's walk index: rebuilt (`walk_index`: enrich
+        kg), kept across a span that declares `writes` (`graph_schema.footprint`) outside what it reads, else
+        left behind the graph until the next rebuild."""
         from neoweave.kb.walk import after_write
 
         self._writable(what)

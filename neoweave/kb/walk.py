@@ -15,35 +15,50 @@ from neoweave.store.base import GraphStore, WriteSpan
 log = logging.getLogger(__name__)
 
 
-def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progress: bool) -> dict[str, Any]:
-    """Whether an index matches the graph's write stamp, where it is saved, its size; with `rebuild` it is built
-    first when it does not (a graph last written before stamps came in is stamped first, when `writable`)."""
+def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progress: bool,
+                     background: bool | None = None) -> dict[str, Any]:
+    """Whether an index matches the graph's write stamp, whether one was ever saved (then `enrich kg` and
+    `neoweave walk-index` keep it, and servers rebuild it), where, its size; with `rebuild` it is built first when
+    it does not (a graph last written before stamps came in is stamped first, when `writable`); `background`
+    sets `WalkIndexes.background`."""
     indexes = WalkIndexes.of(store)
+    if background is not None:
+        indexes.background = background
     if rebuild and writable and store.stamp() is None:
         store.restamp()
     index = indexes.current(build=rebuild, progress=progress)
-    return {"current": index is not None, "directory": str(indexes.directory) if indexes.directory else None,
+    return {"current": index is not None, "saved": indexes.saved(),
+            "directory": str(indexes.directory) if indexes.directory else None,
             "stamp": index.stamp if index is not None else store.stamp(),
             **(index.describe() if index is not None else {})}
 
 
 def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, span: WriteSpan | None = None,
-                writes: Footprint | None = None) -> None:
-    """After a write operation: keep the index current when one was saved (its users rely on it) or `build` asks
-    for one (after `enrich kg`). A span that ran alone and wrote nothing the index reads (`writes`, declared by the
-    enrich step) moves the saved index to the new stamp; anything else rebuilds it (reading only the vectors that
-    changed). A failed rebuild only logs: ppr and kg read the store until an index is current."""
+                writes: Footprint | None = None) -> str:
+    """After a write operation, what becomes of the walk index; returns it: "none" (none was saved, none asked
+    for), "kept" (a span that ran alone and wrote nothing the index reads, `writes` declared by the enrich step,
+    moves the saved index to the new stamp), "built" (`build`: after `enrich kg`, or a restore; only the vectors
+    that changed are read), or "stale": any other write (ingest, delete, sync, Cypher) leaves the index behind
+    the graph instead of rebuilding it, which costs seconds on a large graph however small the write. ppr and kg
+    then read the store until `enrich kg` or `neoweave walk-index` rebuilds it; servers rebuild it in the
+    background (`WalkIndexes.background`). A failed build only logs."""
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
-        return
+        return "none"
     between = span.alone_between() if span is not None else None
     if (not build and between is not None and writes is not None and not overlaps(writes, WALK_READS)
             and indexes.carry(*between)):
         log.info("walk index kept across %s (it writes nothing the index reads)", what)
-        return
+        return "kept"
+    if not build:
+        log.info("walk index behind the graph after %s: ppr and kg read the store until `neoweave enrich kg` or "
+                 "`neoweave walk-index` rebuilds it", what)
+        return "stale"
     try:
         if store.stamp() is None:  # a graph restored from a backup made before stamps came in
             store.restamp()
-        indexes.current(build=True, progress=progress)
+        if indexes.current(build=True, progress=progress) is not None:
+            return "built"
     except NeoweaveError as exc:
         log.warning("walk index not rebuilt after %s: %s (ppr and kg read the store until it is)", what, exc)
+    return "stale"

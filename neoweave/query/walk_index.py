@@ -241,13 +241,17 @@ class WalkIndex:
 class WalkIndexes:
     """The current walk index of one graph: in memory, else loaded from the store's derived directory when it
     was built at the graph's stamp, else (when asked to) built from the graph and saved there. A graph without a
-    stamp gets none. One per store object (`of`); thread-safe, one build at a time."""
+    stamp gets none. One per store object (`of`); thread-safe, one build at a time. With `background` (a
+    long-lived reader: the HTTP and MCP servers), a reader that finds the saved index behind the graph starts one
+    build in a thread and reads the store until it is done."""
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self.directory = store.derived_directory("walk-index")
+        self.background = False
         self._current: WalkIndex | None = None
         self._lock = threading.Lock()
+        self._building: threading.Thread | None = None
 
     @classmethod
     def of(cls, store: GraphStore) -> WalkIndexes:
@@ -255,22 +259,50 @@ class WalkIndexes:
 
     def current(self, *, build: bool = False, progress: bool = False) -> WalkIndex | None:
         """The index built at the graph's stamp: the one in memory, or the saved one, or (with `build`) a new
-        one; None when there is none (then ppr reads the store)."""
+        one; None when there is none (then ppr reads the store). Without `build` it never waits for a build
+        another thread runs."""
         stamp = self.store.stamp()
         if stamp is None:
             return None
         index = self._current
         if index is not None and index.stamp == stamp:
             return index
-        with self._lock:
+        if not self._lock.acquire(blocking=build):
+            return None  # a build is under way: this reader takes the store
+        try:
             if self._current is not None and self._current.stamp == stamp:
                 return self._current
             index = WalkIndex.load(self.directory, stamp) if self.directory else None
             if index is None and build:
                 index = self._build(stamp, progress)
+            elif index is None and self.background and self.saved():
+                self._build_in_background()
             if index is not None:
                 self._current = index
             return index
+        finally:
+            self._lock.release()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for a background build to end (tests, a server stopping); whether none is running."""
+        building = self._building
+        if building is not None:
+            building.join(timeout)
+        return building is None or not building.is_alive()
+
+    def _build_in_background(self) -> None:
+        if self._building is not None and self._building.is_alive():
+            return
+
+        def build() -> None:
+            try:
+                self.current(build=True)
+            except Exception as exc:  # a reader thread must not die: the store still answers
+                log.warning("walk index not rebuilt in the background: %s (ppr and kg read the store)", exc)
+
+        log.info("the graph changed since its walk index was built: rebuilding it in the background")
+        self._building = threading.Thread(target=build, name="walk-index-build", daemon=True)
+        self._building.start()
 
     def carry(self, before: str, after: str) -> bool:
         """Move the index built at stamp `before` to stamp `after` without reading the graph: for a write span

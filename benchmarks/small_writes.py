@@ -1,0 +1,106 @@
+"""Small writes into a large graph, from the command line: what a user waits for when one document arrives.
+
+    python benchmarks/small_writes.py --graph /work/bench/s38/dev2/graph-head-faq --work /tmp/small \
+        --out docs/benchmarks/small_writes.json [--records 3] [--checkout /path/to/a/worktree]
+
+The graph directory (an embedded store's data directory with a walk index saved by `enrich kg`) is copied to
+`--work` first, so it is never changed. Then, each as its own `neoweave` process (start-up included, as a user
+runs it): `ingest` of `--records` short new records one at a time, `query -s ppr` (the result says whether the
+walk ran over the index or the store), `enrich kg` over the new chunks, `query` again, `delete` of one record,
+`walk-index`. Each step's wall time and the walk index's state after it are written to `--out`.
+
+`--checkout` times another checkout's package (a worktree at an older commit, put first on PYTHONPATH) for a
+before / after table. Run it alone: other work on the two cores shows in every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUESTION = "How do I read a file line by line in Python?"
+
+
+def record(number: int) -> dict[str, str]:
+    """A short document no corpus holds, naming a few entities (one chunk)."""
+    return {"id": f"small-write-{number}", "title": f"Release notes {number} of the Wobbleton parser",
+            "text": (f"The Wobbleton parser {number} was written by Ada Quillfeather at the Bramble Institute. "
+                     "It reads CSV files with the csv module and writes JSON with the json module. Version "
+                     f"{number}.2 added support for pathlib paths and the asyncio event loop.")}
+
+
+def neoweave(checkout: Path, data_dir: Path, *args: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "neoweave", "--data-dir", str(data_dir), *args],
+                          capture_output=True, text=True, cwd=checkout,  # `-m` puts the working directory first
+                          env={**os.environ, "PYTHONPATH": str(checkout)})
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"neoweave {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds, done.stdout
+
+
+def walk_state(checkout: Path, data_dir: Path) -> dict[str, object]:
+    _, out = neoweave(checkout, data_dir, "status", "--json")
+    walk = json.loads(out)["walk_index"] or {}
+    return {"current": walk.get("current"), "chunks": walk.get("chunks")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--graph", type=Path, required=True, help="data directory of a built graph (copied)")
+    parser.add_argument("--work", type=Path, required=True, help="where the copy goes (emptied first)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--records", type=int, default=3)
+    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="the neoweave checkout to time (default: this one)")
+    args = parser.parse_args()
+    if not (args.graph / "appendonly").is_dir():
+        raise SystemExit(f"--graph {args.graph}: no embedded store data directory there")
+    shutil.rmtree(args.work, ignore_errors=True)
+    data_dir = args.work.resolve() / "graph"
+    shutil.copytree(args.graph, data_dir, ignore=shutil.ignore_patterns("*.sock", "*.pid", "server.lock"))
+    checkout = args.checkout.resolve()
+    steps: list[dict[str, object]] = []
+
+    def step(name: str, *command: str) -> str:
+        seconds, out = neoweave(checkout, data_dir, *command)
+        steps.append({"step": name, "seconds": round(seconds, 2), "walk_index": walk_state(checkout, data_dir)})
+        print(f"{name}: {seconds:.1f} s, walk index {steps[-1]['walk_index']}", flush=True)
+        return out
+
+    def query(name: str) -> None:
+        out = step(name, "query", QUESTION, "-s", "ppr", "--k", "5", "--json", "--no-server")
+        steps[-1]["expanded_over"] = json.loads(out)["parameters"]["expanded_over"]
+
+    step("status (start-up and a read)", "status", "--json")
+    with tempfile.TemporaryDirectory() as folder:
+        for number in range(args.records):
+            path = Path(folder) / f"record-{number}.jsonl"
+            path.write_text(json.dumps(record(number)) + "\n")
+            step(f"ingest one record ({number + 1})", "ingest", str(path), "--no-progress")
+    query("query ppr after ingest")
+    step("enrich kg (the new chunks)", "enrich", "kg", "--no-progress")
+    query("query ppr after enrich kg")
+    step("delete one record", "delete", "small-write-0")
+    query("query ppr after delete")
+    step("walk-index", "walk-index")
+    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "date": datetime.date.today().isoformat(), "graph": str(args.graph), "checkout": str(checkout),
+        "commit": commit or None, "records": args.records, "steps": steps}, indent=2) + "\n")
+    shutil.rmtree(args.work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
