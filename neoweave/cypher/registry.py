@@ -43,6 +43,9 @@ from neoweave.errors import StatementError
 from neoweave.graph_schema.model import SCHEMA
 from neoweave.graph_schema.render import BACKENDS, Backend
 
+VECTOR_ORPHAN_SLACK = 50
+"""Extra neighbours a FalkorDB vector query asks for beyond 2k, and so the orphan vectors a label may hold before
+its index is rebuilt (`{{vector_nodes}}`, `FalkorDBStore.refresh_vector_indexes`)."""
 PARAM_TYPES = ("INTEGER", "FLOAT", "STRING", "BOOLEAN", "LIST", "MAP", "VECTOR", "ANY")
 _PARAM_LINE = re.compile(r"^//\s*@param\s+([A-Za-z_]\w*)\s*:\s*([A-Z]+)\s*(.*)$")
 _MACRO = re.compile(r"\{\{\s*(\w+)((?:\s+[^\s}]+)*)\s*\}\}")
@@ -118,9 +121,12 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         index, k, embedding = args
         label, prop = _vector_index_target(index, statement)
         if backend == "falkordb":
-            # FalkorDB's HNSW query can return as few as half of the k asked for (seen here on re-written
-            # chunks; a known FalkorDB issue): ask for 2k + 10 and keep the best k.
-            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', 2 * {k} + 10, vecf32({embedding})) "
+            # FalkorDB's HNSW query returns fewer than k when orphan vectors (FalkorDB#2179: the old vector of
+            # every updated or deleted node stays) fill its top k: ask for 2k + VECTOR_ORPHAN_SLACK and keep the
+            # best k, exact while a label has at most that many orphans (`FalkorDBStore.refresh_vector_indexes`
+            # rebuilds past it). Up to k = 25 the HNSW breadth stays efRuntime's (100): the same neighbours.
+            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', 2 * {k} + {VECTOR_ORPHAN_SLACK}, "
+                    f"vecf32({embedding})) "
                     f"YIELD node, score AS distance WITH *, 1 - distance AS score ORDER BY score DESC LIMIT {k}")
         return (f"CALL db.index.vector.queryNodes('{index}', {k}, {embedding}) "
                 f"YIELD node, score AS similarity WITH *, 2 * similarity - 1 AS score")

