@@ -20,7 +20,8 @@ from neoweave.store.falkordb_store import FalkorDBStore
 
 CHECKS = {
     "chunk without section", "section without document", "entity without mention", "relation citing a deleted chunk",
-    "relation evidence out of step", "mention forms out of step", "inferred link whose evidence is gone",
+    "relation evidence out of step", "mention forms out of step", "entity counts out of step",
+    "inferred link whose evidence is gone",
     "community report citing a deleted chunk", "community size disagrees with its members",
     "community report older than its members", "tag on nothing", "community without members",
     "entity id held twice", "entity key held twice in a group", "community id held twice", "mention edge twice",
@@ -92,7 +93,9 @@ PLANTED = {
     "relation evidence out of step": "MATCH ()-[r:RELATED]->() WITH r LIMIT 1 SET r.weight = r.weight + 1.0",
     "relation evidence out of step (lists)": (
         "MATCH ()-[r:RELATED]->() WITH r LIMIT 1 SET r.descriptions = r.descriptions + 'one too many'"),
-    "mention forms out of step": "MATCH ()-[m:MENTIONS]->() WITH m LIMIT 1 SET m.count = m.count + 1",
+    "mention forms out of step": (  # (the entity's count follows, or its own check would move too)
+        "MATCH ()-[m:MENTIONS]->(e:Entity) WITH m, e LIMIT 1 SET m.count = m.count + 1, "
+        "e.mention_count = e.mention_count + 1"),
     "mention forms out of step (lists)": (
         "MATCH ()-[m:MENTIONS]->() WITH m LIMIT 1 SET m.names = m.names + 'extra'"),
     "inferred link whose evidence is gone": (
@@ -105,6 +108,7 @@ PLANTED = {
         "MATCH (m:Community) WHERE m.report_fingerprint IS NOT NULL WITH m LIMIT 1 "
         "MATCH (state:Meta {id: 'communities'}) SET state.members_changed = [m.id]"),
     "tag on nothing": "CREATE (:Tag {name: 'lonely tag'})",
+    "entity counts out of step": "MATCH (e:Entity) WITH e LIMIT 1 SET e.mention_count = e.mention_count + 1",
     "community without members": "CREATE (:Community {id: 'community:9:lonely'})",
     # a second entity of one type group and key (mentioned, so it is not also an entity without mention)
     "entity key held twice in a group": (
@@ -115,11 +119,12 @@ PLANTED = {
     "mention edge twice": (
         "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, m, e LIMIT 1 "
         "CREATE (c)-[:MENTIONS {origin_ids: m.origin_ids, names: m.names, counts: m.counts, contexts: m.contexts, "
-        "methods: m.methods, sources: m.sources, count: m.count}]->(e)"),
+        "methods: m.methods, sources: m.sources, count: m.count}]->(e) "
+        "SET e.mention_count = e.mention_count + m.count"),
     "relation edge twice": (
         "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WITH a, r, b LIMIT 1 CREATE (a)-[:RELATED {type: r.type, "
         "chunk_ids: r.chunk_ids, chunk_weights: r.chunk_weights, descriptions: r.descriptions, "
-        "weight: r.weight}]->(b)"),
+        "weight: r.weight}]->(b) SET a.relation_count = a.relation_count + 1, b.relation_count = b.relation_count + 1"),
     "RST edge twice": (
         "MATCH (a:Chunk)-[r:RST]->(b:Chunk) WITH a, r, b LIMIT 1 "
         "CREATE (a)-[:RST {relation: r.relation, weight: r.weight}]->(b)"),
@@ -164,6 +169,21 @@ def test_deleting_a_document_makes_its_communities_stale_until_they_are_redone(g
     assert report.counters["reports_written"] >= 1
     assert _failing(graph) == {}
     assert graph.query("MATCH (s:Meta {id: 'communities'}) RETURN s.members_changed AS ids") == [{"ids": None}]
+
+
+def test_a_document_deleted_or_rewritten_leaves_no_count_of_its_old_text(graph, embedder, tmp_path):
+    """Entities keep mention and relation counts (ppr's hub control, kg's hub cut, inverse-frequency weights):
+    forgetting chunks outside `enrich kg` recounts the entities they touched at once."""
+    counts = "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id AS id, e.mention_count AS mentions ORDER BY id"
+    touched = [row["id"] for row in graph.run("kg_forgotten_entities", {"chunk_ids": [
+        row["id"] for row in graph.run("document_chunk_ids", {"doc_ids": ["k1", "k2"]})]})]
+    before = graph.query(counts, {"ids": touched})
+    GraphWriter(graph).delete_documents(["k2"])
+    ingest_records(graph, embedder, tmp_path / "changed.jsonl", [  # k1 rewritten, not yet enriched again
+        {**next(r for r in COMMUNITY_CORPUS if r["id"] == "k1"), "text": "Lothair II was a king. He lived."}])
+    assert "entity counts out of step" not in _failing(graph)
+    after = graph.query(counts, {"ids": touched})
+    assert after != before and len(after) < len(before)  # counts went down; entities only k2 named are gone
 
 
 def test_new_mentions_of_members_make_their_communities_stale_until_they_are_redone(graph, embedder, tmp_path):

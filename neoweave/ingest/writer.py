@@ -18,7 +18,7 @@ from typing import Any
 
 from neoweave.ingest.documents import Document
 from neoweave.store.base import GraphStore, now_iso
-from neoweave.store.provenance import forget_chunks, forget_unused
+from neoweave.store.provenance import counted_by, forget_chunks, forget_unused
 
 log = logging.getLogger(__name__)
 
@@ -115,9 +115,10 @@ class GraphWriter:
         keep = [{"doc_id": doc.id, "keep_section_ids": [s.id for s in doc.sections]}
                 for doc in docs if doc.id in changed_ids]
         old_chunks = self._chunk_ids(changed)
+        counted = counted_by(self.store, old_chunks)
         with self.store.unit() as unit:
             if changed:
-                forget_chunks(unit, old_chunks)  # what enrichers derived from the old text goes with it
+                forget_chunks(unit, old_chunks, counted)  # what enrichers derived from the old text goes with it
                 unit.run("delete_document_chunks", {"doc_ids": changed})
                 unit.run("delete_document_outgoing_links", {"doc_ids": changed})
                 unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
@@ -200,10 +201,11 @@ class GraphWriter:
         if not doc_ids:
             return LinkReport()
         old_chunks = self._chunk_ids(doc_ids)
+        counted = counted_by(self.store, old_chunks)
         with self.store.unit() as unit:
             unit.run("mark_documents_linking_to_removed_sections",
                      {"rows": [{"doc_id": doc_id, "keep_section_ids": []} for doc_id in doc_ids]})
-            forget_chunks(unit, old_chunks)
+            forget_chunks(unit, old_chunks, counted)
             unit.run("delete_document_chunks", {"doc_ids": doc_ids})
             unit.run("delete_document_sections", {"doc_ids": doc_ids})
             unit.run("delete_document_nodes", {"doc_ids": doc_ids})

@@ -9,7 +9,7 @@ enrich (a higher layer) or loading every step.
 
 from __future__ import annotations
 
-from neoweave.store.base import WriteUnit
+from neoweave.store.base import GraphStore, WriteUnit
 
 CHUNK_DERIVATIONS: dict[str, tuple[str, ...]] = {
     # kg: first the communities of the entities the chunks mention are marked (their reports become older than
@@ -43,9 +43,33 @@ def forget_step_chunks(unit: WriteUnit, step: str, chunk_ids: list[str]) -> None
         unit.run(statement, {"chunk_ids": chunk_ids})
 
 
-def forget_chunks(unit: WriteUnit, chunk_ids: list[str]) -> None:
-    """Queue the removal of what every step derived from chunks (ingest calls this before deleting them)."""
+RECOUNTED_AFTER_FORGETTING: dict[str, tuple[str, str]] = {
+    "kg": ("kg_forgotten_entities", "kg_refresh_entities_of"),
+}
+"""Enrich step name -> (a statement returning, from `$chunk_ids`, the `id`s of the nodes whose stored counts
+forgetting those chunks changes; one writing those counts again from `$ids`). Forgetting outside the step
+(ingest deleting or rewriting documents) recounts them at once, so no count outlives its source; the step's own
+runs recount its whole graph when they finish."""
+RECOUNT_BATCH = 2000
+"""Ids per recount statement."""
+
+
+def counted_by(store: GraphStore, chunk_ids: list[str]) -> dict[str, list[str]]:
+    """Per step, the ids of the nodes whose counts forgetting `chunk_ids` will change: read before the unit
+    that forgets them, handed to `forget_chunks`."""
+    if not chunk_ids:
+        return {}
+    return {step: [row["id"] for row in store.run(reader, {"chunk_ids": chunk_ids})]
+            for step, (reader, _) in RECOUNTED_AFTER_FORGETTING.items()}
+
+
+def forget_chunks(unit: WriteUnit, chunk_ids: list[str], counted: dict[str, list[str]] | None = None) -> None:
+    """Queue the removal of what every step derived from chunks (ingest calls this before deleting them), then
+    the recount of the nodes `counted` (`counted_by`, read before) whose counts that changes."""
     if not chunk_ids:
         return
     for step in sorted(CHUNK_DERIVATIONS):
         forget_step_chunks(unit, step, chunk_ids)
+    for step, ids in sorted((counted or {}).items()):
+        for start in range(0, len(ids), RECOUNT_BATCH):
+            unit.run(RECOUNTED_AFTER_FORGETTING[step][1], {"ids": ids[start:start + RECOUNT_BATCH]})

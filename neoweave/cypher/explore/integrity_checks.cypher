@@ -3,7 +3,8 @@
 // without document, entity no chunk mentions unless imported, tag on nothing, community without members or
 // sub-communities); evidence that is gone or out of step (a relation's chunk_ids naming a deleted chunk, its
 // parallel evidence lists of different lengths, empty, or a weight that is not their sum; a mention edge's
-// surface-form lists likewise; an inferred link whose chunk no longer mentions the entity homed at its target; a
+// surface-form lists likewise; an entity whose stored mention or relation count is not what its edges hold
+// (`kg_refresh_entities`); an inferred link whose chunk no longer mentions the entity homed at its target; a
 // community report citing a deleted chunk); communities whose stored size disagrees with their member edges, or
 // whose report is older than a change to a member (listed in the communities state node's `members_changed` by
 // the kg writes, removed when the report is rewritten); and anything held twice that a key should keep single (an entity per id, an entity per type
@@ -47,6 +48,17 @@ WHERE size(origins) = 0 OR size(origins) <> size(coalesce(m.names, []))
    OR coalesce(m.count, -1) <> reduce(total = 0, n IN coalesce(m.counts, []) | total + n)
 WITH count(m) AS failing, collect(c.id + ' -> ' + e.id)[0..5] AS examples
 RETURN 'mention forms out of step' AS check, failing, examples
+UNION ALL
+MATCH (e:Entity)
+WHERE e.mention_count IS NOT NULL OR e.relation_count IS NOT NULL
+OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk)
+WITH e, sum(m.count) AS mentions
+OPTIONAL MATCH (e)-[r:RELATED]-()
+WITH e, mentions, count(r) AS relations
+WHERE coalesce(e.mention_count, -1) <> mentions OR coalesce(e.relation_count, -1) <> relations
+WITH count(e) AS failing, collect(e.id + ' counts ' + toString(e.mention_count) + '/' + toString(e.relation_count)
+                                  + ', has ' + toString(mentions) + '/' + toString(relations))[0..5] AS examples
+RETURN 'entity counts out of step' AS check, failing, examples
 UNION ALL
 MATCH (s:Section)-[l:LINKS_TO]->(t:Section)
 WHERE l.method = 'inferred'
