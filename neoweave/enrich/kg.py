@@ -162,10 +162,12 @@ class KnowledgeGraphStep(EnrichStep):
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
             with phase(report, "resolution"):
-                resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
-                report.count("entities_refreshed", refresh_entities(store))
-            with phase(report, "entity_embeddings"):
-                embed_entities(ctx, report, self.unembedded_types)
+                merged = resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
+                if merged:  # merges are resolution's only writes: without one, the refresh above still holds
+                    report.count("entities_refreshed", refresh_entities(store))
+            if merged:
+                with phase(report, "entity_embeddings"):
+                    embed_entities(ctx, report, self.unembedded_types)
         with phase(report, "homes"):
             homes.update_homes(store, report, index)
         with phase(report, "inferred_links"):
