@@ -100,20 +100,18 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
         reading = other.submit(lambda: (
             _columns(reads, "walk_index_links", ("key", "target_id", "method", "fingerprint"), probed=True,
                      keep=lambda row: row["target_id"] is not None),
-            _columns(reads, "walk_index_mentions", ("key", "entity_id", "count"),
-                     keep=lambda row: row["entity_id"] is not None),
+            _columns(reads, "walk_index_mentions", ("key", "entities", "counts")),
             _columns(reads, "walk_index_related", ("key", "other_id", "weight", "type"),
                      keep=lambda row: row["other_id"] is not None)))
         chunks = _columns(reads, "walk_index_chunks", ("key", "section_id", "fingerprint"), probed=True)
         entities = _columns(reads, "walk_index_entities",
-                            ("key", "mentions", "relations", "type", "homes", "fingerprint"), probed=True)
+                            ("key", "cursor", "mentions", "relations", "type", "homes", "fingerprint"), probed=True)
         links, mentions_read, related_read = reading.result()
     chunk_order, chunk_ids = _order(chunks["key"])
     entity_order, entity_ids = _order(entities["key"])
     chunk_no = {key.decode(): i for i, key in enumerate(chunk_ids.tolist())}
     entity_no = {key.decode(): i for i, key in enumerate(entity_ids.tolist())}
-    mentions = _kept(mentions_read, lambda i: mentions_read["entity_id"][i] in entity_no
-                     and mentions_read["key"][i] in chunk_no)
+    entity_at = {cursor: entity_no[key] for cursor, key in zip(entities["cursor"], entities["key"], strict=True)}
     related = _kept(related_read, lambda i: related_read["other_id"][i] in entity_no
                     and related_read["key"][i] in entity_no)
     section_ids = _sorted_ids([*(key for key in chunks["section_id"] if key is not None),
@@ -139,13 +137,10 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
     homed_ptr, homed_idx = _csr_pairs([(s, e) for e, s in home_pairs], len(section_ids))
     entity_fingerprint = _fingerprints(entities["fingerprint"])[entity_order]
 
-    mention_chunk = np.array([chunk_no[key] for key in mentions["key"]], dtype=np.int64)
-    mention_entity = np.array([entity_no[key] for key in mentions["entity_id"]], dtype=np.int64)
-    mention_ptr, mention_idx, mention_count = _csr_weighted(
-        mention_chunk, mention_entity, np.array([1.0 if c is None else float(c) for c in mentions["count"]]),
-        len(chunk_ids))
+    mention_chunk, mention_entity, counts = _mentions(mentions_read, chunk_no, entity_at)
+    mention_ptr, mention_idx, mention_count = _csr_weighted(mention_chunk, mention_entity, counts, len(chunk_ids))
     mentioned_ptr, mentioned_idx = _csr(mention_entity, mention_chunk, len(entity_ids))
-    del mentions
+    del mentions_read
 
     related_start = np.array([entity_no[key] for key in related["key"]], dtype=np.int32)
     related_end = np.array([entity_no[key] for key in related["other_id"]], dtype=np.int32)
@@ -293,6 +288,27 @@ def _columns(reads: _Reads, statement: str, names: tuple[str, ...], *, probed: b
         for name in names:
             columns[name].extend(row[name] for row in rows)
     return columns
+
+
+def _mentions(read: dict[str, list[Any]], chunk_no: dict[str, int], entity_at: dict[Any, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunk number, entity number, count) per mention from the per-chunk lists of `walk_index_mentions`,
+    entities given by their page cursor; mentions of a node read in neither (written meanwhile) left out."""
+    chunks: list[int] = []
+    entities: list[int] = []
+    counts: list[float] = []
+    for key, refs, numbers in zip(read["key"], read["entities"], read["counts"], strict=True):
+        chunk = chunk_no.get(key)
+        if chunk is None:
+            continue
+        for ref, count in zip(refs or [], numbers or [], strict=True):
+            entity = entity_at.get(ref)
+            if entity is not None:
+                chunks.append(chunk)
+                entities.append(entity)
+                counts.append(float(count))
+    return (np.array(chunks, dtype=np.int64), np.array(entities, dtype=np.int64),
+            np.array(counts, dtype=np.float64))
 
 
 def _kept(columns: dict[str, list[Any]], keep: Callable[[int], bool]) -> dict[str, list[Any]]:
