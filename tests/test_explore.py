@@ -48,7 +48,8 @@ def test_every_saved_query_runs_and_finds_what_it_is_for(full_graph):
     checks = {row["check"]: row["failing"] for row in rows["integrity_checks"]}
     assert checks == {"chunk without section": 0, "section without document": 0, "entity without mention": 0,
                       "relation citing a deleted chunk": 0, "relation evidence out of step": 0,
-                      "mention forms out of step": 0, "inferred link whose evidence is gone": 0,
+                      "mention forms out of step": 0, "entity counts out of step": 0,
+                      "inferred link whose evidence is gone": 0,
                       "community report citing a deleted chunk": 0, "community size disagrees with its members": 0,
                       "community report older than its members": 0, "tag on nothing": 0,
                       "community without members": 0, "entity id held twice": 0,

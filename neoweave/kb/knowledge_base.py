@@ -309,14 +309,12 @@ class KnowledgeBase:
                 ) -> dict[str, Any]:
         """Replace the (empty, or with `force` any) store by the backup `src`, checked before and after."""
         from neoweave.kb.backup import restore
-        from neoweave.kb.walk import after_write
-        from neoweave.query.walk_index import WalkIndexes
+        from neoweave.kb.walk import after_restore
 
         self._writable("restore")
         self.close()  # the server restarts on the restored files; the store reconnects on next use
         manifest = restore(self.settings, src, force=force, progress=progress or log.info)
-        # the restored graph gets its walk index now when this data directory had one (restores are rare and slow)
-        after_write(self.store, "restore", build=WalkIndexes.of(self.store).saved(), progress=False)
+        after_restore(self.store)
         return manifest
 
     def export(self, dest: str | Path, *, batch_size: int | None = None, progress: bool = False,

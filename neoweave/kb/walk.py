@@ -34,31 +34,35 @@ def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progre
 
 
 def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, span: WriteSpan | None = None,
-                writes: Footprint | None = None) -> str:
-    """After a write operation, what becomes of the walk index; returns it: "none" (none was saved, none asked
-    for), "kept" (a span that ran alone and wrote nothing the index reads, `writes` declared by the enrich step,
-    moves the saved index to the new stamp), "built" (`build`: after `enrich kg`, or a restore; only the vectors
-    that changed are read), or "stale": any other write (ingest, delete, sync, Cypher) leaves the index behind
-    the graph instead of rebuilding it, which costs seconds on a large graph however small the write. ppr and kg
-    then read the store until `enrich kg` or `neoweave walk-index` rebuilds it; servers rebuild it in the
-    background (`WalkIndexes.background`). A failed build only logs."""
+                writes: Footprint | None = None) -> None:
+    """After a write operation, what becomes of the walk index: nothing when none was saved and none is asked
+    for; kept (moved to the new stamp) across a span that ran alone and wrote nothing the index reads (`writes`,
+    declared by the enrich step); built with `build` (after `enrich kg`, or a restore; only the vectors that
+    changed are read); else left behind the graph: any other write (ingest, delete, sync, Cypher) would cost a
+    rebuild of seconds on a large graph however small the write. ppr and kg then read the store until `enrich
+    kg` or `neoweave walk-index` rebuilds it; servers rebuild it in the background (`WalkIndexes.background`).
+    A failed build only logs."""
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
-        return "none"
+        return
     between = span.alone_between() if span is not None else None
     if (not build and between is not None and writes is not None and not overlaps(writes, WALK_READS)
             and indexes.carry(*between)):
         log.info("walk index kept across %s (it writes nothing the index reads)", what)
-        return "kept"
+        return
     if not build:
         log.info("walk index behind the graph after %s: ppr and kg read the store until `neoweave enrich kg` or "
                  "`neoweave walk-index` rebuilds it", what)
-        return "stale"
+        return
     try:
         if store.stamp() is None:  # a graph restored from a backup made before stamps came in
             store.restamp()
-        if indexes.current(build=True, progress=progress) is not None:
-            return "built"
+        indexes.current(build=True, progress=progress)
     except NeoweaveError as exc:
         log.warning("walk index not rebuilt after %s: %s (ppr and kg read the store until it is)", what, exc)
-    return "stale"
+
+
+def after_restore(store: GraphStore) -> None:
+    """The restored graph gets its walk index at once when this data directory had one (restores are rare and
+    slow; the backup holds no index)."""
+    after_write(store, "restore", build=WalkIndexes.of(store).saved(), progress=False)
