@@ -1,5 +1,5 @@
 // Walk index build: the MENTIONS of one page of chunks (node_after paging: by internal id on FalkorDB), one row
-// per chunk (a chunk without any has empty lists) with its entities as their page cursors (`{{node_order}}`: the
+// per chunk (a chunk without any has empty lists) with its entities as their page cursors (node_order: the
 // internal id on FalkorDB, which the entities' read returns too; a number travels and decodes faster than an id
 // string: 0.9 s against 1.9 s for the Python docs' 325k mentions) and the counts in the same order (1 where the
 // graph has none; a null entity is left out of both lists).
