@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from conftest import ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.homes import TitleIndex
-from neoweave.enrich.title_mentions import Gazetteer
+from neoweave.enrich.title_mentions import MAX_ANCHORS, Gazetteer
 from neoweave.nlp.names import title_variants
 
 
@@ -54,6 +56,30 @@ def test_titles_whose_first_token_is_not_their_keys_first_word_are_found():
     articles = _gazetteer("The Dandy Warhols", "...The Dandy Warhols Come Down")
     assert "the" not in articles.first_words
     assert [m.name for m in articles.find("Zia McCabe plays in The Dandy Warhols.")] == ["Dandy Warhols"]
+
+
+def test_a_text_without_any_anchor_word_is_skipped_and_the_skip_changes_no_result():
+    """A few titles (older chunks scanned for new ones) carry anchor words; a text holding none is not tokenized.
+    Every match holds one, so the mentions are those of the full scan, text for text."""
+    gazetteers = [_gazetteer("Kiss and Tell (1945 film)", "The Beatles", "Tasks", "Kiss"),
+                  _gazetteer("M. Ward", "J. B. Handelsman", "F.I.R. (album)", "I'll Be Here Awhile"),
+                  _gazetteer("The Dandy Warhols", "...The Dandy Warhols Come Down", "A Tale of Two Cities"),
+                  _gazetteer("Ed Wood", "Gone to the Lake", "Orrin Vale")]
+    texts = ["Shirley Temple starred in Kiss and\nTell. She met the Beatles' manager. Tasks run. And Tasks end.",
+             "Transfiguration of Vincent is the third studio album by M. Ward. A cartoon by J. B. Handelsman. "
+             "A song by F.I.R was a hit, and so was I'll Be Here Awhile.",
+             "Zia McCabe plays in the Dandy Warhols; he read a Tale of Two Cities, then ...The Dandy Warhols Come "
+             "Down.", "A film about Ed Wood's life. Orrin Vale said Gone to the Lake was his best book.",
+             "Nothing here names a title: kiss, tell, beatles, ward, warhols, lake in lower case.", ""]
+    assert all(g.anchors for g in gazetteers)
+    assert "Ward" in gazetteers[1].anchors and gazetteers[2].anchors == {"Warhols", "Cities"}  # no article
+    for gazetteer in gazetteers:
+        full = dataclasses.replace(gazetteer, anchors=None)
+        for text in texts:
+            assert gazetteer.find(text) == full.find(text), (text, sorted(gazetteer.anchors))
+    assert gazetteers[0].find(texts[0]) and not gazetteers[0].find(texts[4])
+    many = _gazetteer(*(f"Old Title{n:03d}" for n in range(MAX_ANCHORS + 1)))
+    assert many.anchors is None  # many titles (a new chunk against all of them): no prefilter
 
 
 RECORDS = [
