@@ -252,6 +252,7 @@ class WalkIndexes:
         self._current: WalkIndex | None = None
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
+        self._failed_at: str | None = None  # the stamp a background build failed at: not tried again for it
 
     @classmethod
     def of(cls, store: GraphStore) -> WalkIndexes:
@@ -275,8 +276,8 @@ class WalkIndexes:
             index = WalkIndex.load(self.directory, stamp) if self.directory else None
             if index is None and build:
                 index = self._build(stamp, progress)
-            elif index is None and self.background and self.saved():
-                self._build_in_background()
+            elif index is None and self.background and stamp != self._failed_at and self.saved():
+                self._build_in_background(stamp)
             if index is not None:
                 self._current = index
             return index
@@ -290,7 +291,7 @@ class WalkIndexes:
             building.join(timeout)
         return building is None or not building.is_alive()
 
-    def _build_in_background(self) -> None:
+    def _build_in_background(self, stamp: str) -> None:
         if self._building is not None and self._building.is_alive():
             return
 
@@ -298,7 +299,9 @@ class WalkIndexes:
             try:
                 self.current(build=True)
             except Exception as exc:  # a reader thread must not die: the store still answers
-                log.warning("walk index not rebuilt in the background: %s (ppr and kg read the store)", exc)
+                self._failed_at = stamp  # every question would start the same failing build again
+                log.warning("walk index not rebuilt in the background: %s (ppr and kg read the store until the "
+                            "graph changes or `neoweave walk-index` builds it)", exc)
 
         log.info("the graph changed since its walk index was built: rebuilding it in the background")
         self._building = threading.Thread(target=build, name="walk-index-build", daemon=True)
