@@ -147,7 +147,8 @@ def _graph_traces(store: Any, chunk_ids: set[str], entity_ids: set[str], tags: s
             "e.description_chunk AS chunk") if row["chunk"] in chunk_ids or _markers_in(row, MARKERS)],
         "relation evidence": [f"{row['a']} -{row['type']}-> {row['b']}" for row in store.query(
             "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, r.type AS type, b.id AS b, "
-            "r.chunk_ids AS chunk_ids, r.description AS description, r.descriptions AS descriptions")
+            "coalesce(r.chunk_ids, [r.chunk_id]) AS chunk_ids, r.description AS description, "
+            "coalesce(r.descriptions, [r.description]) AS descriptions")
             if chunk_ids & set(row["chunk_ids"] or []) or _markers_in(row, MARKERS)],
         "community reports": [row["id"] for row in store.query(
             "MATCH (m:Community) RETURN m.id AS id, m.title AS title, m.summary AS summary, "
@@ -177,7 +178,7 @@ def _failing_checks(store: Any) -> dict[str, int]:
 
 def _relation_evidence(store: Any) -> dict[tuple[str, str, str], list[str]]:
     rows = store.query("MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, r.type AS type, b.id AS b, "
-                       "r.chunk_ids AS chunk_ids")
+                       "coalesce(r.chunk_ids, [r.chunk_id]) AS chunk_ids")
     return {(row["a"], row["type"], row["b"]): sorted(row["chunk_ids"] or []) for row in rows}
 
 

@@ -73,7 +73,8 @@ def test_integrity_checks_find_an_orphan(full_graph):
     assert failing["mention edge twice"] == 1 and failing["community id held twice"] == 0
     assert failing["community without members"] == 1 and failing["relation edge twice"] == 0
     assert failing["relation citing a deleted chunk"] == 0
-    full_graph.query("MATCH ()-[r:RELATED]->() WITH r LIMIT 2 SET r.chunk_ids = r.chunk_ids + 'gone#_s0:0'",
+    full_graph.query("MATCH ()-[r:RELATED]->() WITH r LIMIT 2 "
+                     "SET r.chunk_ids = coalesce(r.chunk_ids, [r.chunk_id]) + 'gone#_s0:0', r.chunk_id = null",
                      write=True)  # what forgetting a deleted chunk's evidence used to leave behind
     failing = {row["check"]: row for row in full_graph.query(explore_query("integrity_checks").text)}
     cited = failing["relation citing a deleted chunk"]

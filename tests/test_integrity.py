@@ -88,16 +88,27 @@ PLANTED = {
     "entity without mention": "CREATE (:Entity:__Entity__ {id: 'person:ghost', key: 'ghost', method: 'fast'}), "
                               "(:Entity:__Entity__ {id: 'person:given', key: 'given', method: 'import'})",
     "relation citing a deleted chunk": (
-        "MATCH ()-[r:RELATED]->() WITH r LIMIT 1 SET r.chunk_ids = r.chunk_ids + 'gone#_s0:0', "
-        "r.chunk_weights = r.chunk_weights + 0.0, r.descriptions = r.descriptions + 'gone'"),
-    "relation evidence out of step": "MATCH ()-[r:RELATED]->() WITH r LIMIT 1 SET r.weight = r.weight + 1.0",
+        "MATCH ()-[r:RELATED]->() WHERE r.chunk_ids IS NOT NULL WITH r LIMIT 1 "
+        "SET r.chunk_ids = r.chunk_ids + 'gone#_s0:0', r.chunk_weights = r.chunk_weights + 0.0, "
+        "r.descriptions = r.descriptions + 'gone'"),
+    "relation citing a deleted chunk (one chunk)": (
+        "MATCH ()-[r:RELATED]->() WHERE r.chunk_ids IS NULL WITH r LIMIT 1 SET r.chunk_id = 'gone#_s0:0'"),
+    "relation evidence out of step": (
+        "MATCH ()-[r:RELATED]->() WHERE r.chunk_ids IS NOT NULL WITH r LIMIT 1 SET r.weight = r.weight + 1.0"),
     "relation evidence out of step (lists)": (
-        "MATCH ()-[r:RELATED]->() WITH r LIMIT 1 SET r.descriptions = r.descriptions + 'one too many'"),
+        "MATCH ()-[r:RELATED]->() WHERE r.chunk_ids IS NOT NULL WITH r LIMIT 1 "
+        "SET r.descriptions = r.descriptions + 'one too many'"),
+    "relation evidence out of step (one chunk as lists)": (
+        "MATCH ()-[r:RELATED]->() WHERE r.chunk_ids IS NULL WITH r LIMIT 1 SET r.chunk_weights = [r.weight]"),
     "mention forms out of step": (  # (the entity's count follows, or its own check would move too)
-        "MATCH ()-[m:MENTIONS]->(e:Entity) WITH m, e LIMIT 1 SET m.count = m.count + 1, "
-        "e.mention_count = e.mention_count + 1"),
+        "MATCH ()-[m:MENTIONS]->(e:Entity) WHERE m.origin_ids IS NOT NULL WITH m, e LIMIT 1 "
+        "SET m.count = m.count + 1, e.mention_count = e.mention_count + 1"),
     "mention forms out of step (lists)": (
-        "MATCH ()-[m:MENTIONS]->() WITH m LIMIT 1 SET m.names = m.names + 'extra'"),
+        "MATCH ()-[m:MENTIONS]->() WHERE m.origin_ids IS NOT NULL WITH m LIMIT 1 SET m.names = m.names + 'extra'"),
+    "mention forms out of step (one form as lists)": (
+        "MATCH ()-[m:MENTIONS]->() WHERE m.origin_ids IS NULL WITH m LIMIT 1 SET m.names = [m.name]"),
+    "mention forms out of step (one form without its context)": (
+        "MATCH ()-[m:MENTIONS]->() WHERE m.origin_ids IS NULL WITH m LIMIT 1 SET m.context = null"),
     "inferred link whose evidence is gone": (
         "MATCH ()-[l:LINKS_TO]->() WHERE l.method = 'inferred' WITH l LIMIT 1 SET l.chunk_id = 'gone#_s0:0'"),
     "community report citing a deleted chunk": (
@@ -113,18 +124,16 @@ PLANTED = {
     # a second entity of one type group and key (mentioned, so it is not also an entity without mention)
     "entity key held twice in a group": (
         "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE e.id STARTS WITH 'person:' WITH c, e LIMIT 1 "
-        "CREATE (c)-[:MENTIONS {origin_ids: ['person:twin'], names: ['Twin'], counts: [1], contexts: [''], "
-        "methods: ['fast'], sources: ['test'], count: 1}]->"
+        "CREATE (c)-[:MENTIONS {origin_id: 'person:twin', name: 'Twin', type: 'person', count: 1, context: '', "
+        "method: 'fast', source: 'test'}]->"
         "(:Entity:__Entity__ {id: e.id + ' (twin)', key: e.key, method: 'fast'})"),
     "mention edge twice": (
         "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, m, e LIMIT 1 "
-        "CREATE (c)-[:MENTIONS {origin_ids: m.origin_ids, names: m.names, counts: m.counts, contexts: m.contexts, "
-        "methods: m.methods, sources: m.sources, count: m.count}]->(e) "
-        "SET e.mention_count = e.mention_count + m.count"),
+        "CREATE (c)-[n:MENTIONS]->(e) SET n += properties(m), "
+        "e.mention_count = e.mention_count + m.count"),
     "relation edge twice": (
-        "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WITH a, r, b LIMIT 1 CREATE (a)-[:RELATED {type: r.type, "
-        "chunk_ids: r.chunk_ids, chunk_weights: r.chunk_weights, descriptions: r.descriptions, "
-        "weight: r.weight}]->(b) SET a.relation_count = a.relation_count + 1, b.relation_count = b.relation_count + 1"),
+        "MATCH (a:Entity)-[r:RELATED]->(b:Entity) WITH a, r, b LIMIT 1 CREATE (a)-[n:RELATED]->(b) "
+        "SET n += properties(r), a.relation_count = a.relation_count + 1, b.relation_count = b.relation_count + 1"),
     "RST edge twice": (
         "MATCH (a:Chunk)-[r:RST]->(b:Chunk) WITH a, r, b LIMIT 1 "
         "CREATE (a)-[:RST {relation: r.relation, weight: r.weight}]->(b)"),

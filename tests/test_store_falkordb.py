@@ -448,7 +448,8 @@ EXAMPLES.update({
     "walk_index_chunk_vectors": {"ids": ["c1", "nowhere"]},
     "walk_index_entity_vectors": {"ids": ["code:asyncio"]},
     "walk_index_link_vectors": {"section_ids": ["s1"], "probe": _unit([1, 2, 3, 4])},
-    "kg_drop_mention_context_copies": {},
+    "kg_compact_mentions": {"limit": 10},
+    "kg_compact_relations": {"limit": 10},
     "kg_relation_details": {"rows": [{"source_id": "code:asyncio", "target_id": "code:await", "type": ""}],
                             "max_chunks": 2},
     "import_progress_get": {},
@@ -457,7 +458,7 @@ EXAMPLES.update({
     "import_progress_clear": {},
 })
 WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
-           "kg_drop_mention_context_copies"}
+           "kg_compact_mentions", "kg_compact_relations"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",
                 "vector_search",

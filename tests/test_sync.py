@@ -131,7 +131,8 @@ def test_a_folder_is_mirrored_and_the_removed_documents_facts_go(kb, embedder, f
     # the removed document's chunks and every fact derived from them are gone
     assert store.run("document_chunk_ids", {"doc_ids": [history_id]}) == []
     assert not store.query(eiffel)
-    citing = store.query("MATCH (:Entity)-[r:RELATED]->(:Entity) UNWIND r.chunk_ids AS chunk_id "
+    citing = store.query("MATCH (:Entity)-[r:RELATED]->(:Entity) UNWIND "
+                         "coalesce(r.chunk_ids, [r.chunk_id]) AS chunk_id "
                          "WITH chunk_id WHERE chunk_id IN $ids RETURN count(*) AS n", {"ids": removed_chunks})
     assert citing[0]["n"] == 0
     described = store.query("MATCH (e:Entity) WHERE e.description_chunk IN $ids RETURN count(e) AS n",

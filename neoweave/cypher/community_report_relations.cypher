@@ -4,4 +4,4 @@
 UNWIND $entity_ids AS entity_id
 MATCH (a:Entity {id: entity_id})-[r:RELATED]->(b:Entity)
 RETURN a.id AS source_id, b.id AS target_id, r.type AS type, r.description AS description,
-       r.weight AS weight, r.chunk_ids[0..$max_chunks] AS chunk_ids
+       r.weight AS weight, coalesce(r.chunk_ids, [r.chunk_id])[0..$max_chunks] AS chunk_ids

@@ -6,7 +6,7 @@
 MATCH (m:EntityMerge)
 WHERE size($ids) = 0 OR m.survivor_id IN $ids OR m.absorbed_id IN $ids
 OPTIONAL MATCH (c:Chunk)-[mention:MENTIONS]->(:Entity {id: m.survivor_id})
-WHERE m.absorbed_id IN coalesce(mention.origin_ids, [])
+WHERE m.absorbed_id IN coalesce(mention.origin_ids, [mention.origin_id])
 WITH m, collect(c.id) AS chunk_ids
 RETURN m.id AS id, m.survivor_id AS survivor_id, m.absorbed_id AS absorbed_id, m.absorbed_json AS absorbed_json,
        m.rule AS rule, m.score AS score, m.forms AS forms, chunk_ids, m.status AS status,

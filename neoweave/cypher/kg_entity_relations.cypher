@@ -26,4 +26,4 @@ UNWIND best AS b
 WITH e, b[0] AS r, b[1] AS o, b[2] AS score
 RETURN e.id AS entity_id, e.name AS entity_name, o.id AS other_id, o.name AS other_name,
        startNode(r).id AS source_id, r.type AS type, r.description AS description, r.weight AS weight,
-       r.chunk_ids[0..$max_chunks] AS chunk_ids, score
+       coalesce(r.chunk_ids, [r.chunk_id])[0..$max_chunks] AS chunk_ids, score

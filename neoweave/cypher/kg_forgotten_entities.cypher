@@ -6,7 +6,7 @@
 UNWIND $chunk_ids AS chunk_id
 MATCH (:Chunk {id: chunk_id})-[:MENTIONS]->(e:Entity)
 OPTIONAL MATCH (e)-[r:RELATED]-(o:Entity)
-WHERE chunk_id IN r.chunk_ids
+WHERE chunk_id IN coalesce(r.chunk_ids, [r.chunk_id])
 WITH collect(DISTINCT e.id) + collect(DISTINCT o.id) AS ids
 UNWIND ids AS id
 RETURN DISTINCT id

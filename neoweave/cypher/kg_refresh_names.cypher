@@ -6,11 +6,12 @@
 // MENTIONS kept types keeps the type; imported entities keep theirs. A changed entity's embedding is cleared for
 // the entity embedding pass that follows: it encodes the name, and the type decides whether it has one at all.
 MATCH (e:Entity)<-[m:MENTIONS]-(c:Chunk)
-WHERE coalesce(e.method, '') <> 'import' AND e.id IN m.origin_ids
+WHERE coalesce(e.method, '') <> 'import' AND e.id IN coalesce(m.origin_ids, [m.origin_id])
 WITH e, min(c.id) AS first_id
 MATCH (:Chunk {id: first_id})-[m:MENTIONS]->(e)
-WITH e, m, [i IN range(0, size(m.origin_ids) - 1) WHERE m.origin_ids[i] = e.id][0] AS own
-WITH e, m.names[own] AS name, coalesce(m.types, [])[own] AS known
+WITH e, m, coalesce(m.origin_ids, [m.origin_id]) AS origins
+WITH e, m, [i IN range(0, size(origins) - 1) WHERE origins[i] = e.id][0] AS own
+WITH e, coalesce(m.names, [m.name])[own] AS name, coalesce(m.types, [m.type])[own] AS known
 WITH e, name, CASE WHEN known IS NULL OR known = '' THEN e.type ELSE known END AS type
 WHERE name IS NOT NULL AND (name <> e.name OR type <> e.type)
 SET e.name = name, e.type = type, e.embedding = null

@@ -6,4 +6,4 @@ UNWIND $rows AS row
 MATCH (a:Entity {id: row.source_id})-[r:RELATED]->(b:Entity {id: row.target_id})
 WHERE coalesce(r.type, '') = row.type
 RETURN a.id AS source_id, a.name AS source_name, b.id AS target_id, b.name AS target_name, r.type AS type,
-       r.description AS description, r.weight AS weight, r.chunk_ids[0..$max_chunks] AS chunk_ids
+       r.description AS description, r.weight AS weight, coalesce(r.chunk_ids, [r.chunk_id])[0..$max_chunks] AS chunk_ids

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.kg_writes import drop_mention_context_copies, fold_mentions, queue_writes
+from neoweave.enrich.kg_writes import compact_mentions, compact_relations, fold_mentions, queue_writes
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.nlp.extract_fast import FastExtractor
@@ -148,8 +148,10 @@ class KnowledgeGraphStep(EnrichStep):
         with phase(report, "fold_mentions"):  # migrations of older graphs: one scan each when there is nothing to do
             if folded := fold_mentions(store):
                 report.count("mention_edges_folded", folded)
-            if dropped := drop_mention_context_copies(store):
-                report.count("mention_context_copies_dropped", dropped)
+            if compacted := compact_mentions(store):
+                report.count("mention_edges_compacted", compacted)
+            if compacted := compact_relations(store):
+                report.count("relation_edges_compacted", compacted)
         with phase(report, "title_index"):
             index = homes.title_index(store)
         if self.title_mentions:

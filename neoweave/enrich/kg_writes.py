@@ -105,11 +105,27 @@ def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str
             sum(1 for result in results for r in result.relations if r.source != r.target))
 
 
-def drop_mention_context_copies(store: GraphStore) -> int:
-    """One-time migration of a graph written before 2026-11-28: remove the scalar copy of each mention's first
-    context (readers take `contexts` at `origin_id`'s index). One scan of MENTIONS when there is none."""
-    rows = store.run("kg_drop_mention_context_copies", write=True)
-    return int(rows[0]["updated"] or 0) if rows else 0
+def compact_mentions(store: GraphStore, *, batch: int = 20000) -> int:
+    """Migration of a graph written before 2026-11-29: one-form MENTIONS edges get the one-form shape (scalars, no
+    lists), and the scalar context copy graphs before 2026-11-28 wrote is removed. One scan of MENTIONS when there
+    is nothing to do; returns the edges changed."""
+    return _until_done(store, "kg_compact_mentions", batch)
+
+
+def compact_relations(store: GraphStore, *, batch: int = 20000) -> int:
+    """Migration of a graph written before 2026-11-29: RELATED edges of one chunk's evidence get the one-chunk shape
+    (`chunk_id`, no lists). One scan of RELATED when there is nothing to do; returns the edges changed."""
+    return _until_done(store, "kg_compact_relations", batch)
+
+
+def _until_done(store: GraphStore, statement: str, batch: int) -> int:
+    changed = 0
+    while True:
+        rows = store.run(statement, {"limit": batch}, write=True)
+        done = int(rows[0]["updated"] or 0) if rows else 0
+        if not done:
+            return changed
+        changed += done
 
 
 def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:

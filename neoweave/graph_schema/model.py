@@ -212,18 +212,24 @@ SCHEMA = GraphSchema(
                 doc="A hyperlink: authored (method null or 'authored') or inferred from an entity mention."),
         RelType("MENTIONS", "Chunk", "Entity",
                 properties=("origin_ids", "names", "types", "counts", "contexts", "methods", "sources", "count", "name",
-                            "context", "origin_id", "description", "description_start", "description_end",
+                            "type", "context", "origin_id", "description", "description_start", "description_end",
                             *_PROVENANCE),
-                doc="One edge per chunk and entity: the surface forms as parallel lists (one entry per origin "
-                    "entity, so a merge can be undone), count = their total, the scalars those of the entity's "
-                    "own form (else the smallest origin id); that form's context is contexts at origin_id's index "
-                    "(the scalar `context` only on edges written before 2026-11-28). The mention's description: "
+                doc="One edge per chunk and entity, holding the surface forms the chunk mentions it by (one per "
+                    "origin entity, so a merge can be undone). One form (99 % of edges): its scalars origin_id, "
+                    "name, type, count, context, method, source. Two or more: parallel lists origin_ids, names, "
+                    "types, counts, contexts, methods, sources, count = their total, name/method/source/origin_id "
+                    "those of the entity's own form (else the smallest origin id), its context `contexts` at "
+                    "origin_id's index; read both shapes as coalesce(m.names, [m.name]). The mention's description: "
                     "a model's text in `description`, or a sentence of the chunk as its offsets in the chunk's "
                     "text, `description_start` and `description_end` (edges written before 2026-11-28 hold the "
                     "sentence as text)."),
         RelType("RELATED", "Entity", "Entity",
-                properties=("type", "description", "weight", "chunk_ids", "chunk_weights", "descriptions",
-                            *_PROVENANCE)),
+                properties=("type", "description", "weight", "chunk_id", "chunk_ids", "chunk_weights", "descriptions",
+                            *_PROVENANCE),
+                doc="One edge per (source, target, type), holding its evidence: one chunk as `chunk_id`, `weight` "
+                    "and `description`; more as parallel lists `chunk_ids`, `chunk_weights`, `descriptions`, "
+                    "`weight` their sum and `description` the smallest chunk id's. Read both shapes as "
+                    "coalesce(r.chunk_ids, [r.chunk_id])."),
         RelType("DESCRIBED_BY", "Entity", "Section", properties=("rule", *_PROVENANCE),
                 doc="The section (or document's first section) whose title names the entity: its home."),
         RelType("RST", "Chunk", "Chunk", properties=("relation", "weight", "reason", "similarity", *_PROVENANCE),

@@ -25,7 +25,7 @@ WITH count(e) AS failing, collect(e.id)[0..5] AS examples
 RETURN 'entity without mention' AS check, failing, examples
 UNION ALL
 MATCH (a:Entity)-[r:RELATED]->(b:Entity)
-UNWIND r.chunk_ids AS evidence
+UNWIND coalesce(r.chunk_ids, [r.chunk_id]) AS evidence
 OPTIONAL MATCH (c:Chunk {id: evidence})
 WITH a, b, r, evidence, c
 WHERE c IS NULL
@@ -33,19 +33,27 @@ WITH count(DISTINCT r) AS failing, collect(a.id + ' -> ' + b.id + ' cites ' + ev
 RETURN 'relation citing a deleted chunk' AS check, failing, examples
 UNION ALL
 MATCH (a:Entity)-[r:RELATED]->(b:Entity)
-WITH a, b, r, coalesce(r.chunk_ids, []) AS ids
-WHERE size(ids) = 0 OR size(ids) <> size(coalesce(r.chunk_weights, []))
-   OR size(ids) <> size(coalesce(r.descriptions, []))
-   OR abs(coalesce(r.weight, 0.0) - reduce(total = 0.0, w IN coalesce(r.chunk_weights, []) | total + w)) > 0.000001
+WITH a, b, r, CASE WHEN r.chunk_ids IS NULL THEN 1 ELSE size(r.chunk_ids) END AS chunks
+WHERE chunks = 0 OR r.weight IS NULL
+   OR (chunks = 1 AND (r.chunk_id IS NULL OR r.chunk_ids IS NOT NULL OR r.chunk_weights IS NOT NULL
+                       OR r.descriptions IS NOT NULL))
+   OR (chunks > 1 AND (r.chunk_id IS NOT NULL OR chunks <> size(coalesce(r.chunk_weights, []))
+                       OR chunks <> size(coalesce(r.descriptions, []))
+                       OR abs(r.weight - reduce(total = 0.0, w IN coalesce(r.chunk_weights, []) | total + w))
+                          > 0.000001))
 WITH count(r) AS failing, collect(a.id + ' -' + coalesce(r.type, '') + '-> ' + b.id)[0..5] AS examples
 RETURN 'relation evidence out of step' AS check, failing, examples
 UNION ALL
 MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity)
-WITH c, e, m, coalesce(m.origin_ids, []) AS origins
-WHERE size(origins) = 0 OR size(origins) <> size(coalesce(m.names, []))
-   OR size(origins) <> size(coalesce(m.counts, [])) OR size(origins) <> size(coalesce(m.contexts, []))
-   OR size(origins) <> size(coalesce(m.methods, [])) OR size(origins) <> size(coalesce(m.sources, []))
-   OR coalesce(m.count, -1) <> reduce(total = 0, n IN coalesce(m.counts, []) | total + n)
+WITH c, e, m, CASE WHEN m.origin_ids IS NULL THEN 1 ELSE size(m.origin_ids) END AS forms
+WHERE forms = 0 OR m.origin_id IS NULL OR m.name IS NULL OR m.method IS NULL OR m.source IS NULL
+   OR (forms = 1 AND (m.origin_ids IS NOT NULL OR m.names IS NOT NULL OR m.counts IS NOT NULL
+                      OR m.contexts IS NOT NULL OR m.methods IS NOT NULL OR m.sources IS NOT NULL
+                      OR m.type IS NULL OR m.context IS NULL))
+   OR (forms > 1 AND (forms <> size(coalesce(m.names, [])) OR forms <> size(coalesce(m.counts, []))
+                      OR forms <> size(coalesce(m.contexts, [])) OR forms <> size(coalesce(m.methods, []))
+                      OR forms <> size(coalesce(m.sources, []))
+                      OR coalesce(m.count, -1) <> reduce(total = 0, n IN coalesce(m.counts, []) | total + n)))
 WITH count(m) AS failing, collect(c.id + ' -> ' + e.id)[0..5] AS examples
 RETURN 'mention forms out of step' AS check, failing, examples
 UNION ALL
