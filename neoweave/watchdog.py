@@ -33,6 +33,9 @@ WATCHDOG_POLL_ENV = "NEOWEAVE_WATCHDOG_POLL"
 """Seconds between a watchdog's checks when a server is started without an explicit poll interval (tests set
 it low so a removed data directory is noticed in a second)."""
 DEFAULT_WATCHDOG_POLL = 5.0
+MAX_PROBE_INTERVAL = 60.0
+"""Seconds between two looks at a server's use (commands sent to it), however short the poll: see
+`probe_interval`."""
 
 
 def watchdog_poll(poll: float | None = None) -> float:
@@ -226,6 +229,18 @@ def _stop_reason(spec: Watch) -> str | None:
     return None
 
 
+def probe_interval(poll: float, idle_timeout: float) -> float:
+    """How often the watchdog looks at the server's use: every poll for a short idle timeout, at most once a
+    minute (a tenth of the timeout, a poll at least) for a long one. The process and file checks still run every
+    poll. Why not more often: the look at a Redis server is commands (CLIENT LIST, INFO), and Redis runs such
+    commands even while a command of a MULTI/EXEC block yields (FalkorDB yields when a write waits over
+    busy-reply-threshold, 5 s, for the graph's lock, which its fork-based garbage collection holds at scale):
+    Redis 8.2 then fails its `!server.in_exec` assertion and the server dies (seen once in ~6 hours of writes
+    into a 111k-chunk graph with a look every 5 s; the server restarted and the write unit was redone). A look a
+    minute makes that twelve times rarer without changing what an idle timeout of hours means."""
+    return max(poll, min(MAX_PROBE_INTERVAL, idle_timeout / 10))
+
+
 def watch(spec: Watch) -> str:
     """Guard `spec.server_pid` until it exits or must be stopped; returns why the watch ended."""
     started = process_started(spec.server_pid)
@@ -240,12 +255,15 @@ def watch(spec: Watch) -> str:
         probes.append(lambda: live_users(users_dir) > 0)
     clock = time.monotonic  # idle time: a suspended machine's sleep does not count
     last_use = clock()
+    every = probe_interval(spec.poll, spec.idle_timeout)
+    last_look = -every
     try:
         while True:
             if started is None or not is_process(spec.server_pid, started):
                 return "the server exited"
             reason = _stop_reason(spec)
-            if reason is None and spec.idle_timeout > 0:
+            if reason is None and spec.idle_timeout > 0 and clock() - last_look >= every:
+                last_look = clock()
                 # every probe runs each time: each keeps its own "since the last look" state
                 if any([probe() for probe in probes]):
                     last_use = clock()

@@ -21,7 +21,7 @@ import pytest
 from neoweave.processes import pid_alive
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
-from neoweave.watchdog import WATCHDOG_MODULE
+from neoweave.watchdog import WATCHDOG_MODULE, probe_interval
 
 POLL = 0.2  # the watchdogs' poll interval in these tests
 
@@ -178,6 +178,26 @@ def test_an_idle_server_is_stopped_but_not_while_a_client_holds_it(data_dir):
     assert again.query("MATCH (p:Probe) RETURN count(p) AS n")[0]["n"] == 1
     assert again.server.pid() != pid and again.server.watchdog_pid() not in (None, watchdog)
     again.close()
+
+
+def test_the_watchdog_looks_at_a_long_timeout_servers_use_at_most_once_a_minute(data_dir):
+    """Its look is commands, which Redis runs even inside a yielding MULTI/EXEC and then dies of (see
+    `probe_interval`): a server with an idle timeout of hours is looked at once a minute, not every poll."""
+    assert probe_interval(5.0, 14400) == 60.0 and probe_interval(0.2, 1.5) == 0.2 and probe_interval(5, 0) == 5
+    server = EmbeddedFalkorDB(data_dir, idle_timeout=100, watchdog_poll=POLL)  # a look every 10 s
+    store = FalkorDBStore(server=server, graph="looks")
+    store.query("RETURN 1")
+
+    def looks() -> int:
+        stats = store._db.connection.info("commandstats")
+        return int(stats.get("cmdstat_client|list", {}).get("calls", 0))
+
+    _wait(lambda: looks() >= 1, timeout=10)  # the first look comes at once
+    first = looks()
+    time.sleep(3)  # 15 polls
+    assert looks() == first
+    assert pid_alive(server.watchdog_pid())
+    store.close()
 
 
 def test_a_normal_stop_leaves_no_watchdog(data_dir):
