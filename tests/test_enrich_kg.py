@@ -281,6 +281,37 @@ def test_rerun_is_incremental_and_resumes(graph, embedder):
     assert dupes[0]["dupes"] == 0
 
 
+def test_the_graph_wide_phases_are_skipped_only_while_nothing_changed(graph, embedder, tmp_path):
+    """A run with nothing to extract skips the phases when the graph (its write stamp), the parameters and the
+    code are those of their last completed run; any write, or another parameter, runs them again. Skipping is
+    safe because the phases change nothing on a graph they left: run anyway, they leave the same graph."""
+    from neoweave.audit.snapshot import diff, snapshot
+    from neoweave.enrich.finish_record import FinishRecord
+
+    first = run("kg", graph, embedder=embedder, progress=False)
+    assert first.chunks > 0 and not first.finish_skipped and "homes" in first.phase_seconds
+    idle = run("kg", graph, embedder=embedder, progress=False)
+    assert idle.finish_skipped and idle.phase_seconds == {} and idle.counters == {}
+    # forced (the record removed), the phases find nothing to do on the graph they left
+    before = snapshot(graph)
+    record = FinishRecord(graph, "kg").path
+    assert record is not None and record.exists()
+    record.unlink()
+    forced = run("kg", graph, embedder=embedder, progress=False)
+    assert not forced.finish_skipped and "homes" in forced.phase_seconds
+    assert diff(before, snapshot(graph)) == []
+    assert run("kg", graph, embedder=embedder, progress=False).finish_skipped
+    # another parameter of the phases runs them
+    other = run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1)
+    assert not other.finish_skipped and other.counters.get("inferred_links_removed", 0) >= 0
+    assert run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1).finish_skipped
+    # a write by anyone: an entity's count planted wrong is recounted by the phases, not skipped
+    graph.query("MATCH (e:Entity) WITH e LIMIT 1 SET e.mention_count = -1", write=True)
+    repaired = run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1)
+    assert not repaired.finish_skipped and repaired.counters["entities_refreshed"] >= 1
+    assert not _q(graph, "MATCH (e:Entity) WHERE e.mention_count < 0 RETURN e.id")
+
+
 def test_changed_document_forgets_its_derivations(graph, embedder, tmp_path):
     run("kg", graph, embedder=embedder, progress=False)
     assert _q(graph, "MATCH (e:Entity) WHERE e.key = 'charlemagne' RETURN e.id")

@@ -51,6 +51,8 @@ def enrich(
         console.print(f"{report.seconds:.1f} s (extract {report.extract_seconds:.1f}, write "
                       f"{report.write_seconds:.1f}, graph-wide phases {report.finish_seconds:.1f}); "
                       f"{report.chunks_per_second:.1f} chunks/s")
+    if report.finish_skipped:
+        console.print("graph-wide phases skipped: the graph has not changed since they last ran", highlight=False)
     if report.phase_seconds:
         console.print("graph-wide phases: " + ", ".join(f"{name} {seconds:.1f} s"
                                                         for name, seconds in report.phase_seconds.items()),

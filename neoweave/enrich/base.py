@@ -55,6 +55,9 @@ class EnrichReport:
     failures: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of each graph-wide phase (title mentions, embeddings, resolution, homes, links)."""
+    finish_skipped: bool = False
+    """The graph-wide phases did not run: no chunk was processed and the graph, the step's parameters and the
+    code are those of their last completed run (`enrich.finish_record`)."""
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + amount

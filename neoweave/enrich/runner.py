@@ -12,10 +12,11 @@ from typing import Any
 from tqdm import tqdm
 
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase, timed
+from neoweave.enrich.finish_record import FinishRecord, finish_fingerprint
 from neoweave.errors import NeoweaveError
 from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import ENRICH_STEPS
-from neoweave.store.base import GraphStore
+from neoweave.store.base import GraphStore, WriteSpan
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,15 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder: TextEmbedder | N
         raise NeoweaveError("pass parameters either in the step object or as keywords, not both")
     if limit is not None and limit < 0:
         raise NeoweaveError(f"limit must be >= 0, got {limit}")
+    with store.writing() as span:  # the record of finished phases needs the stamp the outermost span ends with
+        return _run(step, store, span, embedder=embedder, llm=llm, limit=limit, doc_ids=doc_ids,
+                    chunk_ids=chunk_ids, progress=progress, finish=finish)
+
+
+def _run(step: EnrichStep, store: GraphStore, span: WriteSpan, *, embedder: TextEmbedder | None,
+         llm: LLMClient | None, limit: int | None, doc_ids: list[str] | None, chunk_ids: list[str] | None,
+         progress: bool, finish: bool) -> EnrichReport:
+    stamp_at_start = store.stamp()
     if created := store.upgrade_schema():
         log.info("created %s (the graph was built by an older neoweave)", ", ".join(created))
     ctx = StepContext(store, embedder, llm, progress)
@@ -92,14 +102,30 @@ def run(step: str | EnrichStep, store: GraphStore, *, embedder: TextEmbedder | N
     finally:
         step.close()
     bar.close()
-    if finish:
+    record, fingerprint = FinishRecord(store, step.name), finish_fingerprint(step, signature, ctx)
+    if finish and report.chunks == 0 and record.matches(stamp_at_start, fingerprint) \
+            and store.stamp() == stamp_at_start:
+        report.finish_skipped = True  # the graph is as the last completed phases left it
+        log.info("enrich %s: nothing changed since its graph-wide phases last ran; skipped", step.name)
+    elif finish:
         with timed(report, "finish_seconds"):
             step.finish(ctx, report)
     if touched := step.touched_vector_labels(report):
         with phase(report, "vector_index_refresh"):
             store.refresh_vector_indexes(touched)
+    if finish and not report.finish_skipped and not report.failures:
+        span.ended.append(lambda ended: record.save(_final_stamp(store, ended, stamp_at_start), fingerprint))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _final_stamp(store: GraphStore, span: WriteSpan, at_start: str | None) -> str | None:
+    """The graph's stamp once the outermost write span around a run has ended, when it is the run's own (None
+    when another writer's span began or ended meanwhile: its changes were not seen by the phases)."""
+    if span.after is not None:
+        return None if span.others else span.after
+    now = store.stamp()  # the span wrote nothing: the stamp is the one the run started with, or another's
+    return now if now == at_start else None
 
 
 def _extracted(batches: list[list[str]], extract: Callable[[list[str]], Any], prefetch: bool) -> Iterator[Any]:

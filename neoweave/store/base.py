@@ -59,6 +59,9 @@ class WriteSpan:
     """The stamp it set after its last write."""
     others: bool = False
     """The stamp was not its own when it ended: another writer's span began or ended meanwhile."""
+    ended: list[Callable[[WriteSpan], None]] = field(default_factory=list)
+    """Called with the span once the outermost span has ended and set its last stamp (what a record of the
+    graph's state must name: an inner span's writer cannot know it)."""
 
     @property
     def alone(self) -> bool:
@@ -188,12 +191,16 @@ class GraphStore(ABC):
         finally:
             with self._stamp_lock:
                 self._write_depth -= 1
-                done = self._write_depth == 0 and self._stamp_pending
+                outermost = self._write_depth == 0
+                done = outermost and self._stamp_pending
                 if done:
                     self._stamp_pending = False
             if done:
                 span.after, replaced = self._new_stamp()
                 span.others = replaced != span.first
+            if outermost:
+                for callback in span.ended:
+                    callback(span)
 
     def _before_write(self) -> None:
         """Inside `writing`: the first write of the span replaces the stamp first."""
@@ -395,11 +402,14 @@ class GraphStore(ABC):
         Returns the names of the steps that created something new.
         """
         self.check_writable("applying the schema")
-        self.check_meta(embedding_model, dimension)
+        meta = self.check_meta(embedding_model, dimension)
         created = [step.name for step in self.ddl(dimension) if self._apply_step(step)]
-        self.run("meta_set", {"id": META_ID, "schema_version": SCHEMA_VERSION,
-                              "embedding_model": embedding_model, "dimension": dimension,
-                              "now": now_iso()}, write=True)
+        if created or meta is None or meta["schema_version"] != SCHEMA_VERSION:
+            # only then: an unchanged Meta rewritten would replace the write stamp, and every `enrich` run
+            # would seem to have changed the graph (its graph-wide phases could never be skipped)
+            self.run("meta_set", {"id": META_ID, "schema_version": SCHEMA_VERSION,
+                                  "embedding_model": embedding_model, "dimension": dimension,
+                                  "now": now_iso()}, write=True)
         return created
 
     def upgrade_schema(self) -> list[str]:
