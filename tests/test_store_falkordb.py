@@ -9,7 +9,13 @@ from neoweave.cypher import statement_names
 from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
-from neoweave.kb.transfer_files import node_statement, rel_statement, vector_properties
+from neoweave.kb.transfer_files import (
+    keys_by_node_order,
+    keys_statement,
+    node_statement,
+    rel_statement,
+    vector_properties,
+)
 from neoweave.store.base import looks_like_write
 
 DIM = 4
@@ -428,13 +434,15 @@ WRITES = {"meta_set", "upsert_tags", "upsert_documents", "upsert_sections", "ups
 # neoweave export / import (behaviour tested in test_transfer.py): a statement per label and per (start, type, end),
 # named from the schema; the import of relationships writes only while an import marker is at `position`.
 for _label in SCHEMA.labels:
-    EXAMPLES[node_statement("export", _label)] = {"after": "", "limit": 10}
+    EXAMPLES[node_statement("export", _label)] = {"keys": ["x1", "nowhere"]}
+    EXAMPLES[keys_statement(_label)] = ({"after": -1, "limit": 10} if keys_by_node_order(_label)
+                                        else {"after": "", "limit": 10})
     EXAMPLES[node_statement("import", _label)] = {"rows": [{
         "key": "x1", "properties": {_label.key: "x1", "title": "t"},
         "vectors": {name: _unit([1, 0, 0, 0]) for name in vector_properties(_label.properties)}}]}
     WRITES.add(node_statement("import", _label))
 for _rel in SCHEMA.relationships:
-    EXAMPLES[rel_statement("export", _rel)] = {"after": "", "limit": 10}
+    EXAMPLES[rel_statement("export", _rel)] = {"keys": ["c1", "nowhere"]}
     EXAMPLES[rel_statement("import", _rel)] = {"position": 0, "rows": [{
         "start": "c1", "end": "c2", "properties": {"weight": 1.0},
         "vectors": {name: _unit([1, 0, 0, 0]) for name in vector_properties(_rel.properties)}}]}

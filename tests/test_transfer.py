@@ -120,7 +120,8 @@ def _is_empty(store) -> bool:
 def test_every_label_and_type_has_its_statements_and_vectors_follow_the_rule():
     names = set(statement_names("falkordb"))
     for label in SCHEMA.labels:
-        assert {files.node_statement("export", label), files.node_statement("import", label)} <= names
+        assert {files.node_statement("export", label), files.node_statement("import", label),
+                files.keys_statement(label)} <= names
     for rel in SCHEMA.relationships:
         assert {files.rel_statement("export", rel), files.rel_statement("import", rel)} <= names
     for index in SCHEMA.vector_indexes:  # every vector property is loaded as a vector
@@ -140,6 +141,9 @@ def test_round_trip_gives_the_same_graph_and_the_same_retrievals(source, falkord
         assert manifest["nodes"][kind]["count"], kind
     for kind in ("LINKS_TO", "MENTIONS", "RELATED", "IN_COMMUNITY", "TAGGED", "RST", "DESCRIBED_BY"):
         assert manifest["relationships"][kind]["count"], kind
+    for kind in ("Chunk", "Entity"):  # key order by code point, non-ASCII keys included (`kyōto-東京`)
+        keys = [record["key"] for _, record, _ in files.read_records(export / files.node_file(kind))]
+        assert keys == sorted(keys) and any(not key.isascii() for key in keys), kind
     link = next(record for _, record, _ in files.read_records(export / "relationships" / "LINKS_TO.jsonl.gz"))
     assert len(link["properties"]["context_embedding"]) == 384 and link["start_label"] == "Section"
 

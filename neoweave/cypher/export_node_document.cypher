@@ -1,9 +1,7 @@
-// neoweave export: one page of Document nodes in key order, each with every property (vectors as float lists).
-// One statement per label (Cypher cannot take a label as a parameter); neoweave.kb.transfer names them.
-// @param after: STRING  the last key of the previous page ('' for the first)
-// @param limit: INTEGER  page size
-MATCH (n:Document)
-WHERE {{key_after n.id $after}}
+// neoweave export: Document nodes by key (export_keys_* lists them; the export sorts them), each with every
+// property (vectors as float lists). One statement per label (Cypher cannot take a label as a parameter);
+// neoweave.kb.transfer names them.
+// @param keys: LIST  keys of the nodes to read
+UNWIND $keys AS key
+MATCH (n:Document {id: key})
 RETURN n.id AS key, properties(n) AS properties
-ORDER BY key
-LIMIT $limit

@@ -1,9 +1,7 @@
-// neoweave export: one page of Tag nodes in key order, each with every property (vectors as float lists).
-// One statement per label (Cypher cannot take a label as a parameter); neoweave.kb.transfer names them.
-// @param after: STRING  the last key of the previous page ('' for the first)
-// @param limit: INTEGER  page size
-MATCH (n:Tag)
-WHERE {{key_after n.name $after}}
+// neoweave export: Tag nodes by key (export_keys_* lists them; the export sorts them), each with every
+// property (vectors as float lists). One statement per label (Cypher cannot take a label as a parameter);
+// neoweave.kb.transfer names them.
+// @param keys: LIST  keys of the nodes to read
+UNWIND $keys AS key
+MATCH (n:Tag {name: key})
 RETURN n.name AS key, properties(n) AS properties
-ORDER BY key
-LIMIT $limit

@@ -1,10 +1,7 @@
-// neoweave export: the TAGGED relationships of one page of Chunk nodes in key order, each with its end's key and
-// every property, by start key; a start node without one gives a row with a null end (the cursor moves past it).
-// @param after: STRING  the last start key of the previous page ('' for the first)
-// @param limit: INTEGER  start nodes per page
-MATCH (a:Chunk)
-WHERE {{key_after a.id $after}}
-WITH a ORDER BY a.id LIMIT $limit
+// neoweave export: the TAGGED relationships of Chunk nodes given by key, each with its end's key and
+// every property; a start node without one gives a row with a null end.
+// @param keys: LIST  keys of the start nodes
+UNWIND $keys AS key
+MATCH (a:Chunk {id: key})
 OPTIONAL MATCH (a)-[r:TAGGED]->(b:Tag)
 RETURN a.id AS start_key, b.name AS end_key, properties(r) AS properties
-ORDER BY start_key

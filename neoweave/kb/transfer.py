@@ -1,12 +1,14 @@
 """A whole knowledge base out to open files and into an empty store of either backend: `neoweave export DIR`,
 `neoweave import DIR` (docs/export.md). The way from the embedded FalkorDB to Neo4j, and a copy any tool can read.
 
-Export pages through every label and relationship type of graph_schema in key order (never a whole label in
-memory) into gzipped JSON Lines (`transfer_files`), in a hidden sibling of DIR renamed at the end, so a killed
-export leaves nothing at DIR. Import checks the manifest and every checksum before it writes, refuses a store that
-is not empty, applies the schema, loads nodes then relationships in `UNWIND $rows` batches and rebuilds the vector
-indexes once at the end. Each batch is one write unit together with the move of a marker node (Meta {id: 'import'}),
-so an interrupted import, run again on the same DIR, resumes after the last batch applied and reaches the same graph.
+Export lists each label's keys (in the order the store pages cheaply), sorts them, and reads nodes and their
+relationships by pages of keys (an index lookup each: never a scan of the label per page, never a whole label's
+properties in memory) into gzipped JSON Lines in key order (`transfer_files`), in a hidden sibling of DIR renamed
+at the end, so a killed export leaves nothing at DIR. Import checks the manifest and every checksum before it
+writes, refuses a store that is not empty, applies the schema, loads nodes then relationships in `UNWIND $rows`
+batches and rebuilds the vector indexes once at the end. Each batch is one write unit together with the move of a
+marker node (Meta {id: 'import'}), so an interrupted import, run again on the same DIR, resumes after the last
+batch applied and reaches the same graph.
 """
 
 from __future__ import annotations
@@ -62,9 +64,10 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
                 if on_batch is not None:
                     on_batch(bar.n, total)
 
+            keys = {label.name: _sorted_keys(store, label, size) for label in schema.labels}
             for label in schema.labels:
                 with files.record_writer(partial / files.node_file(label.name)) as out:
-                    written = _export_nodes(store, label, out, size, done)
+                    written = _export_nodes(store, label, keys[label.name], out, size, done)
                 _check_count(f"{label.name} nodes", written, counts.nodes.get(label.name, 0))
                 nodes[label.name] = {"file": files.node_file(label.name), "key": label.key, "count": written,
                                      "vector_properties": list(files.vector_properties(label.properties))}
@@ -72,7 +75,7 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
                 vectors = files.rel_vectors(schema, rel_type)
                 with files.record_writer(partial / files.rel_file(rel_type)) as out:
                     found = [{"start": rel.start, "end": rel.end,
-                              "count": _export_relationships(store, rel, vectors, out, size, done)}
+                              "count": _export_relationships(store, rel, keys[rel.start], vectors, out, size, done)}
                              for rel in files.patterns(schema, rel_type)]
                 written = sum(pattern["count"] for pattern in found)
                 _check_count(f"{rel_type} relationships", written, counts.relationships.get(rel_type, 0))
@@ -91,11 +94,21 @@ def export_graph(store: GraphStore, dest: str | Path, *, batch_size: int | None 
     return manifest
 
 
-def _export_nodes(store: GraphStore, label: NodeLabel, out: IO[bytes], size: int, done: Callable[[int], None]
-                  ) -> int:
-    """Write one label's nodes page by page; returns how many."""
+def _sorted_keys(store: GraphStore, label: NodeLabel, size: int) -> list[str]:
+    """Every key of a label, sorted by code point (the same order whichever store wrote the graph)."""
+    statement = files.keys_statement(label)
+    start = store.node_page_start if files.keys_by_node_order(label) else ""
+    return sorted(row["key"] for rows in store.pages(statement, size, "cursor", start=start) for row in rows)
+
+
+def _export_nodes(store: GraphStore, label: NodeLabel, keys: list[str], out: IO[bytes], size: int,
+                  done: Callable[[int], None]) -> int:
+    """Write one label's nodes, `size` keys a read; returns how many."""
     vectors, written = files.vector_properties(label.properties), 0
-    for rows in store.pages(files.node_statement("export", label), size, "key"):
+    for start in range(0, len(keys), size):
+        page = keys[start:start + size]
+        found = {row["key"]: row for row in store.run(files.node_statement("export", label), {"keys": page})}
+        rows = [found[key] for key in page if key in found]  # (a node deleted meanwhile: the count check says so)
         out.writelines(files.record_line({"key": row["key"], "properties": files.compact_vectors(
             {k: v for k, v in row["properties"].items() if k not in BOOKKEEPING}, vectors)}) for row in rows)
         written += len(rows)
@@ -103,20 +116,20 @@ def _export_nodes(store: GraphStore, label: NodeLabel, out: IO[bytes], size: int
     return written
 
 
-def _export_relationships(store: GraphStore, rel: RelType, vectors: tuple[str, ...], out: IO[bytes], size: int,
-                          done: Callable[[int], None]) -> int:
-    """Write one schema pattern's relationships by pages of start nodes; returns how many."""
+def _export_relationships(store: GraphStore, rel: RelType, keys: list[str], vectors: tuple[str, ...],
+                          out: IO[bytes], size: int, done: Callable[[int], None]) -> int:
+    """Write one schema pattern's relationships, by pages of start keys in order; returns how many."""
     written = 0
-    for rows in store.pages(files.rel_statement("export", rel), size, "start_key"):
-        first: dict[str, int] = {}
-        for number, row in enumerate(rows):
-            first.setdefault(row["start_key"], number)
-        edges = sorted(  # the store's start order; a start's edges sorted, so any store writes the same bytes
-            (first[row["start_key"]], files.record_line({
-                "start_label": rel.start, "start": row["start_key"], "end_label": rel.end, "end": row["end_key"],
-                "properties": files.compact_vectors(row["properties"], vectors)}))
-            for row in rows if row["end_key"] is not None)
-        out.writelines(line for _, line in edges)
+    for start in range(0, len(keys), size):
+        page = keys[start:start + size]
+        lines: dict[str, list[bytes]] = {}
+        for row in store.run(files.rel_statement("export", rel), {"keys": page}):
+            if row["end_key"] is not None:
+                lines.setdefault(row["start_key"], []).append(files.record_line({
+                    "start_label": rel.start, "start": row["start_key"], "end_label": rel.end,
+                    "end": row["end_key"], "properties": files.compact_vectors(row["properties"], vectors)}))
+        edges = [line for key in page for line in sorted(lines.get(key, ()))]  # any store writes the same bytes
+        out.writelines(edges)
         written += len(edges)
         done(len(edges))
     return written

@@ -59,6 +59,18 @@ def node_statement(action: str, label: NodeLabel) -> str:
     return f"{action}_node_{_snake(label.name)}"
 
 
+def keys_statement(label: NodeLabel) -> str:
+    """`export_keys_chunk`: one page of a label's keys, for the export to sort before it reads by key."""
+    return f"export_keys_{_snake(label.name)}"
+
+
+def keys_by_node_order(label: NodeLabel) -> bool:
+    """Whether `keys_statement` pages with node_after (from `GraphStore.node_page_start`, a cursor of the store's
+    choosing: Neo4j's is the node's `id`) or, for a label keyed otherwise (tags, by name; few), in key order
+    from ''."""
+    return label.key == "id"
+
+
 def rel_statement(action: str, rel: RelType) -> str:
     """`export_rel_chunk_tagged_tag`: one statement per (start label, type, end label) of the schema."""
     return f"{action}_rel_{_snake(rel.start)}_{rel.name.lower()}_{_snake(rel.end)}"
