@@ -118,24 +118,19 @@ def compact_relations(store: GraphStore, *, batch: int = 20000) -> int:
     return _until_done(store, "kg_compact_relations", batch)
 
 
-def _until_done(store: GraphStore, statement: str, batch: int) -> int:
+def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:
+    """One-time migration of a graph built before MENTIONS were one edge per (chunk, entity): fold each pair's
+    edges (one per surface form, `origin_id` and scalars) into one edge of `kg_create_mentions`' shape. Idempotent
+    and cheap when there is nothing to fold (one scan of MENTIONS); returns the old edges folded."""
+    return _until_done(store, "kg_fold_mentions", batch, column="folded")
+
+
+def _until_done(store: GraphStore, statement: str, batch: int, *, column: str = "updated") -> int:
+    """Run a migration statement of `batch` edges at a time until it changes none; the total it changed."""
     changed = 0
     while True:
         rows = store.run(statement, {"limit": batch}, write=True)
-        done = int(rows[0]["updated"] or 0) if rows else 0
+        done = int(rows[0][column] or 0) if rows else 0
         if not done:
             return changed
         changed += done
-
-
-def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:
-    """One-time migration of a graph built before MENTIONS were one edge per (chunk, entity): fold each pair's
-    edges (one per surface form, `origin_id` and scalars) into one edge with parallel lists. Idempotent and cheap
-    when there is nothing to fold (one scan of MENTIONS); returns the old edges folded."""
-    folded = 0
-    while True:
-        rows = store.run("kg_fold_mentions", {"limit": batch}, write=True)
-        done = int(rows[0]["folded"] or 0) if rows else 0
-        if not done:
-            return folded
-        folded += done
