@@ -11,7 +11,7 @@ import pytest
 
 from neoweave.graph_schema.model import SCHEMA
 from neoweave.processes import pid_alive as _alive
-from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_server import BUSY_REPLY_THRESHOLD_MS, EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
 
@@ -39,6 +39,20 @@ def test_start_reuse_and_stop(server):
     assert server.stop() is True
     assert not server.is_running() and not server.paths.pid_file.exists()
     assert server.stop() is False
+
+
+def test_other_clients_wait_while_a_module_command_yields_instead_of_being_served_inside_exec(server):
+    """Redis serves other connections while a module command yields past `busy-reply-threshold`; inside our
+    MULTI/EXEC units that fails its `!server.in_exec` assertion (the 111k-chunk build died of it twice), so the
+    embedded server is started with a threshold no write unit reaches."""
+    import redis
+
+    client = redis.Redis(unix_socket_path=server.ensure_running())
+    try:
+        held = int(client.config_get("busy-reply-threshold")["busy-reply-threshold"])
+    finally:
+        client.close()
+    assert held == BUSY_REPLY_THRESHOLD_MS >= 3_600_000
 
 
 def test_stale_pid_and_socket_are_cleaned_up(server):

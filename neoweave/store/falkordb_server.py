@@ -37,6 +37,13 @@ from neoweave.watchdog import Watch, start_watchdog, stop_watchdog, watchdog_pid
 
 log = logging.getLogger(__name__)
 
+BUSY_REPLY_THRESHOLD_MS = 3_600_000
+"""How long a module command may run before Redis serves other clients while it yields (Redis' default is 5 s).
+A write of ours inside MULTI/EXEC that waits longer than that for FalkorDB's graph lock (its fork-based GC holds
+it for seconds at 100k chunks) yields, and any command another connection sends then (a read of the same
+process' prefetch thread, the watchdog's CLIENT LIST) fails Redis' `!server.in_exec` assertion and kills the
+server (seen twice in the 111k-chunk scale build). With an hour, other clients wait instead."""
+
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
 _LOG_TAIL_BYTES = 1 << 20
 _STARTING = b"Redis is starting"
@@ -314,6 +321,7 @@ class EmbeddedFalkorDB:
             "--daemonize", "yes",
             "--pidfile", str(self.paths.pid_file),
             "--logfile", str(self.paths.log_file),
+            "--busy-reply-threshold", str(BUSY_REPLY_THRESHOLD_MS),
             "--loadmodule", module,
         ]
         log.info("starting embedded FalkorDB in %s", data)
