@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import ingest_records
 
-from neoweave.enrich import run
+from neoweave.enrich import kg_changes, run
 from neoweave.enrich.kg import refresh_entities
 from neoweave.enrich.kg_writes import compact_mentions, compact_relations
 from neoweave.enrich.resolution import unmerge
@@ -268,9 +268,11 @@ def test_rerun_is_incremental_and_resumes(graph, embedder):
     idle = run("kg", graph, embedder=embedder, progress=False)
     assert idle.chunks == 0 and "vector_index_refresh" not in idle.phase_seconds  # a no-op writes nothing
     assert not idle.counters.get("entities_refreshed")
-    # a graph enriched before relation counts existed: nothing to extract, but every entity is recounted, and
-    # those writes (each re-inserts the entity's vector on FalkorDB) are followed by the index rebuild
+    # a graph enriched before relation counts existed (and before the record of change): nothing to extract, but
+    # every entity is recounted, and those writes (each re-inserts the entity's vector on FalkorDB) are followed
+    # by the index rebuild
     graph.query("MATCH (e:Entity) REMOVE e.relation_count", write=True)
+    kg_changes.forget(graph)
     upgraded = run("kg", graph, embedder=embedder, progress=False)
     entities = _q(graph, "MATCH (e:Entity) RETURN count(*) AS n")[0]["n"]
     assert upgraded.chunks == 0 and upgraded.counters["entities_refreshed"] == entities
@@ -305,8 +307,10 @@ def test_the_graph_wide_phases_are_skipped_only_while_nothing_changed(graph, emb
     other = run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1)
     assert not other.finish_skipped and other.counters.get("inferred_links_removed", 0) >= 0
     assert run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1).finish_skipped
-    # a write by anyone: an entity's count planted wrong is recounted by the phases, not skipped
+    # a write by anyone: an entity's count planted wrong is recounted by the phases, not skipped (a user's
+    # Cypher goes through `KnowledgeBase.cypher`, which removes the record of change: every entity is read)
     graph.query("MATCH (e:Entity) WITH e LIMIT 1 SET e.mention_count = -1", write=True)
+    kg_changes.forget(graph)
     repaired = run("kg", graph, embedder=embedder, progress=False, max_inferred_links=1)
     assert not repaired.finish_skipped and repaired.counters["entities_refreshed"] >= 1
     assert not _q(graph, "MATCH (e:Entity) WHERE e.mention_count < 0 RETURN e.id")
@@ -637,6 +641,7 @@ def test_mentions_of_an_older_graph_are_folded_by_the_next_run(falkordb_store, e
     store.query("MATCH ()-[m:MENTIONS]->() REMOVE m.old", write=True)
     assert _q(store, "MATCH (:Chunk)-[m:MENTIONS]->(:Entity {id: $id}) RETURN count(m) AS n", id=lothair) == [{"n": 4}]
     assert store.run("entity_mentions", {"id": lothair, "limit": 100}) == shown  # read alike before the fold
+    kg_changes.forget(store)  # an older graph: no record of change either
     report = run("kg", store, embedder=embedder, progress=False)
     assert report.chunks == 0 and report.counters["mention_edges_folded"] == forms
     assert store.run("entity_mentions", {"id": lothair, "limit": 100}) == shown

@@ -8,6 +8,7 @@ surrounding words as its context, so LARAG follows it exactly like an authored l
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -36,12 +37,30 @@ class TitleIndex:
     """normalised name -> the title texts (case kept) that give it, for matching titles in chunk text."""
     new_keys: set[str] = field(default_factory=set)
     """Names given by sections not yet scanned for title mentions (new or re-ingested)."""
+    unscanned_keys: set[str] = field(default_factory=set)
+    """Every name those sections give (`new_keys` leaves out names older sections give too)."""
     unscanned_sections: list[str] = field(default_factory=list)
 
-    def add(self, key: str, rule: str, section_id: str) -> None:
-        for variant in {key, entity_key(key, "concept")}:
+    def add(self, key: str, rule: str, section_id: str) -> list[str]:
+        variants = sorted({key, entity_key(key, "concept")})
+        for variant in variants:
             if section_id not in self.sections[variant][rule]:
                 self.sections[variant][rule].append(section_id)
+        return variants
+
+    def digests(self) -> dict[str, str]:
+        """name -> a digest of the sections it names under each rule: two indexes give a name the same homes
+        where its digests agree."""
+        return {key: hashlib.sha1(json.dumps({rule: sorted(ids) for rule, ids in rules.items() if ids},
+                                             sort_keys=True).encode()).hexdigest()[:12]
+                for key, rules in self.sections.items()}
+
+    def changed_keys(self, earlier: dict[str, str]) -> set[str]:
+        """Names whose homes may differ from those an index with `earlier` digests gave: names whose sections
+        changed, and every name of a section not scanned since (re-ingested under the same id, it lost its
+        homes' edges)."""
+        now = self.digests()
+        return {key for key in now.keys() | earlier.keys() if now.get(key) != earlier.get(key)} | self.unscanned_keys
 
 
 def title_index(store: GraphStore) -> TitleIndex:
@@ -55,16 +74,21 @@ def title_index(store: GraphStore) -> TitleIndex:
             names += [(key, "document-title" if how == "exact" else how, surface)
                       for key, how, surface in title_variants(row["doc_title"])]
         for key, rule, surface in names:
-            index.add(key, rule, row["section_id"])
+            variants = index.add(key, rule, row["section_id"])
             index.surfaces[key].add(surface)
             (old_keys if row["titles_scanned"] else index.new_keys).add(key)
+            if not row["titles_scanned"]:
+                index.unscanned_keys.update(variants)
         if not row["titles_scanned"]:
             index.unscanned_sections.append(row["section_id"])
     index.new_keys -= old_keys
+    unscanned = set(index.unscanned_sections)
     for row in store.run("kg_document_anchors"):
         for element_id, section_id in json.loads(row["anchors_json"] or "{}").items():
             if _IDENTIFIER.match(element_id):
-                index.add(normalize(element_id), "anchor", section_id)
+                variants = index.add(normalize(element_id), "anchor", section_id)
+                if section_id in unscanned:
+                    index.unscanned_keys.update(variants)
     return index
 
 
@@ -77,11 +101,16 @@ def homes_for(keys: list[str], index: TitleIndex) -> tuple[list[str], str]:
     return [], ""
 
 
-def update_homes(store: GraphStore, report: EnrichReport, index: TitleIndex | None = None) -> None:
-    """Recompute every entity's homes; sections mentioning entities whose home changed get pending links."""
+def update_homes(store: GraphStore, report: EnrichReport, index: TitleIndex | None = None, *,
+                 entity_ids: frozenset[str] | None = None, keys: set[str] | None = None) -> None:
+    """Recompute every entity's homes, or (`entity_ids` and `keys` given) those of the entities named, of those
+    whose key is one of `keys` and of every alias holder; sections mentioning entities whose home changed get
+    pending links."""
     index = index or title_index(store)
     add_rows, remove_rows, changed = [], [], []
-    for row in store.run("kg_entities_for_homes"):
+    rows = store.run("kg_entities_for_homes") if entity_ids is None or keys is None else \
+        store.run("kg_entities_for_homes_of", {"ids": sorted(entity_ids), "keys": sorted(keys)})
+    for row in rows:
         group = row["id"].split(":", 1)[0]
         keys = [row["key"], *(entity_key(alias, group) for alias in row["aliases"] or [])]
         sections, rule = homes_for([k for k in keys if k], index)

@@ -11,6 +11,8 @@ embeddings (names; LLM entities with their description), resolution (recorded, u
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
@@ -20,6 +22,8 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
+from neoweave.enrich.finish_record import code_fingerprint
+from neoweave.enrich.kg_changes import ChangeRecord, load_title_digests, save_title_digests
 from neoweave.enrich.kg_writes import compact_mentions, compact_relations, fold_mentions, queue_writes
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.link_contexts import embed_all_link_contexts
@@ -28,6 +32,7 @@ from neoweave.nlp.extraction import ChunkExtraction, redirect
 from neoweave.nlp.names import DEFAULT_TYPES
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit, now_iso
+from neoweave.store.provenance import RECOUNT_BATCH
 
 ENTITY_EMBED_CHARS = 160
 
@@ -57,6 +62,9 @@ class KnowledgeGraphStep(EnrichStep):
     (HotpotQA-100 `kg` and `larag` recall unchanged without them). LLM entities are always embedded."""
     max_inferred_links: int = 30
     """Inferred links kept per section (first mentions first)."""
+    scoped: bool = True
+    """Graph-wide phases read only the entities changed since they last completed (`kg_changes`: recorded by
+    neoweave's writes); false reads every entity (after writes made outside neoweave)."""
     spacy_batch_size: int = 64
     n_process: int = 2
     """fast: spaCy worker processes (kept for the run; 1.6x the chunks/s of one on 2 cores, while this process
@@ -143,55 +151,84 @@ class KnowledgeGraphStep(EnrichStep):
         report.count("relation_evidence", relations)
 
     # graph-wide phases -----------------------------------------------------------------------------
+    FINISH_PARAMETERS: ClassVar[tuple[str, ...]] = ("title_mentions", "resolve", "embedding_threshold",
+                                                    "unembedded_types", "max_inferred_links")
+    """The parameters the graph-wide phases depend on (extraction's do not change what they do)."""
+
+    def finish_fingerprint(self, ctx: StepContext) -> str:
+        """What the phases' result depends on besides the graph, whatever method extracted the chunks."""
+        described = {"step": f"{self.prefix}{self.version}", "code": code_fingerprint(),
+                     "parameters": {name: getattr(self, name) for name in self.FINISH_PARAMETERS},
+                     "embedder": None if ctx.embedder is None else ctx.embedder.model_name}
+        return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
-        with phase(report, "fold_mentions"):  # migrations of older graphs: one scan each when there is nothing to do
-            if folded := fold_mentions(store):
-                report.count("mention_edges_folded", folded)
-            if compacted := compact_mentions(store):
-                report.count("mention_edges_compacted", compacted)
-            if compacted := compact_relations(store):
-                report.count("relation_edges_compacted", compacted)
+        changes = ChangeRecord(store, self.finish_fingerprint(ctx), scoped=self.scoped)
+        report.counters["finish_scoped"] = int(changes.scoped)
+        if not changes.scoped:  # migrations of older graphs (one scan each when there is nothing to do); a scoped
+            with phase(report, "fold_mentions"):  # run follows a completed one of this code: nothing is left
+                if folded := fold_mentions(store):
+                    report.count("mention_edges_folded", folded)
+                if compacted := compact_mentions(store):
+                    report.count("mention_edges_compacted", compacted)
+                if compacted := compact_relations(store):
+                    report.count("relation_edges_compacted", compacted)
         with phase(report, "title_index"):
             index = homes.title_index(store)
+            earlier_titles = load_title_digests(store, changes.finished) if changes.scoped else None
         if self.title_mentions:
             with phase(report, "title_mentions"):
                 title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
                                                      source=f"{self.prefix}{self.version}:titles",
                                                      progress=ctx.progress)
         with phase(report, "entity_embeddings"):
-            report.count("entities_refreshed", refresh_entities(store))
+            scope = changes.refresh()
+            report.counters["entities_in_scope"] = -1 if scope.everything else len(scope.entity_ids)
+            report.count("entities_refreshed", refresh_entities(store, scope.entity_ids))
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
             with phase(report, "resolution"):
-                merged = resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold)
+                merged = resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold,
+                                            changed=scope.entity_ids)
                 if merged:  # merges are resolution's only writes: without one, the refresh above still holds
-                    report.count("entities_refreshed", refresh_entities(store))
+                    scope = changes.refresh()
+                    report.count("entities_refreshed", refresh_entities(store, scope.entity_ids))
             if merged:
                 with phase(report, "entity_embeddings"):
                     embed_entities(ctx, report, self.unembedded_types)
         with phase(report, "homes"):
-            homes.update_homes(store, report, index)
+            keys = None if earlier_titles is None or scope.everything else index.changed_keys(earlier_titles)
+            homes.update_homes(store, report, index, entity_ids=None if keys is None else scope.entity_ids,
+                               keys=keys)
         with phase(report, "inferred_links"):
             homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
         if ctx.embedder is not None:
             with phase(report, "link_contexts"):  # retrieval ranks inferred links by them and only reads
                 report.count("link_contexts_embedded",
                              embed_all_link_contexts(store, ctx.embedder, progress=ctx.progress))
+        save_title_digests(store, changes.close(), index.digests())
         counts = store.counts()
         report.counters["entities"] = counts.nodes.get("Entity", 0)
         report.counters["relations"] = counts.relationships.get("RELATED", 0)
         report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
 
 
-def refresh_entities(store) -> int:
+def refresh_entities(store, entity_ids: frozenset[str] | None = None) -> int:
     """Mention and relation counts, missing descriptions, names and merge aliases after mentions or relations
-    changed (see the statements' files): the number of entity writes (each one re-inserts the entity's vector)."""
-    counted = store.run("kg_refresh_entities", write=True)
-    described = store.run("kg_refill_descriptions", write=True)
-    named = store.run("kg_refresh_names", write=True)
-    return (sum(int(rows[0]["updated"] or 0) for rows in (counted, described, named) if rows)
-            + resolution.refresh_aliases(store))
+    changed (see the statements' files), of every entity or (`entity_ids`) of those: the number of entity writes
+    (each one re-inserts the entity's vector). Descriptions and aliases are looked for among all entities: only
+    those missing or out of date are read (a few ms)."""
+    if entity_ids is None:
+        results = [store.run("kg_refresh_entities", write=True), store.run("kg_refill_descriptions", write=True),
+                   store.run("kg_refresh_names", write=True)]
+    else:
+        parts = [{"ids": ids[start:start + RECOUNT_BATCH]}
+                 for ids in [sorted(entity_ids)] for start in range(0, len(ids), RECOUNT_BATCH)]
+        results = [store.run("kg_refresh_entities_of", part, write=True) for part in parts]
+        results.append(store.run("kg_refill_descriptions", write=True))
+        results += [store.run("kg_refresh_names_of", part, write=True) for part in parts]
+    return sum(int(rows[0]["updated"] or 0) for rows in results if rows) + resolution.refresh_aliases(store)
 
 
 def entity_text(method: str | None, name: str, description: str | None) -> str:

@@ -96,6 +96,10 @@ def queue_writes(unit: WriteUnit, results: list[ChunkExtraction], *, source: str
     unit.run_batches("kg_upsert_entities", list(entities.values()), {"source": source, "now": now})
     unit.run_batches("kg_create_mentions", mentions, {"source": source, "now": now})
     unit.run_batches("kg_add_relations", relations, {"now": now})
+    touched = {row["entity_id"] for row in mentions} | {row[end] for row in relations
+                                                         for end in ("source_id", "target_id")}
+    if touched:  # the record of change (`enrich.kg_changes`): their counts, names and homes are refreshed
+        unit.run("kg_changes_mark_entities", {"entity_ids": sorted(touched)})
     changed = sorted({row["chunk_id"] for row in mentions})
     if changed:  # descriptions from the smallest chunk id, whatever order chunks arrive in
         unit.run("kg_describe_entities", {"chunk_ids": changed})

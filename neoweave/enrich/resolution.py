@@ -88,8 +88,10 @@ def final_survivors(store: GraphStore, ids: list[str]) -> dict[str, str]:
 
 
 def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | None = None,
-            embeddings: dict[str, np.ndarray] | None = None, embedding_threshold: float = 0.93) -> list[Proposal]:
-    """Merge proposals by the rules above (pure: no graph access, so it is tested on its own)."""
+            embeddings: dict[str, np.ndarray] | None = None, embedding_threshold: float = 0.93,
+            blocks: set[tuple[str, str]] | None = None) -> list[Proposal]:
+    """Merge proposals by the rules above (pure: no graph access, so it is tested on its own); `blocks` limits
+    the embedding rule to those (group, word) blocks (None: all)."""
     by_key: dict[str, list[Candidate]] = defaultdict(list)
     for c in candidates:
         by_key[c.key].append(c)
@@ -137,18 +139,19 @@ def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | Non
                 shared = mine & documents.get(fits[0].id, set())
                 proposals.append(Proposal(fits[0].id, c.id, "partial-name", len(shared) / len(mine)))
     if embeddings:
-        proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank)
+        proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank, blocks)
     return proposals
 
 
 def _embedding_proposals(candidates: list[Candidate], embeddings: dict[str, np.ndarray], threshold: float,
-                         rank: dict[str, tuple]) -> list[Proposal]:
+                         rank: dict[str, tuple], only: set[tuple[str, str]] | None = None) -> list[Proposal]:
     blocks: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         if c.group in NO_EMBEDDING_GROUPS or c.id not in embeddings:
             continue
         for word in set(c.key.split(" ")):
-            if len(word) > 2 and word not in STOPWORDS and not _NUMBER.match(word):
+            if len(word) > 2 and word not in STOPWORDS and not _NUMBER.match(word) \
+                    and (only is None or (c.group, word) in only):
                 blocks[(c.group, word)].append(c)
     proposals, seen = [], set()
     for members in blocks.values():
@@ -186,27 +189,36 @@ def plan(proposals: list[Proposal], undone: set[tuple[str, str]]) -> list[Propos
     return [Proposal(find(m.survivor), m.absorbed, m.rule, m.score) for m in merges]
 
 
-def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93) -> list[Proposal]:
+def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93,
+            changed: frozenset[str] | None = None) -> list[Proposal]:
     """Propose, plan and apply merges in rounds until a round merges nothing (at most `MAX_ROUNDS`): each round
     sees the entities the previous one left, with the mentions, aliases and documents they gained, as a later
-    run of `enrich kg` would read them from the graph."""
+    run of `enrich kg` would read them from the graph.
+
+    `changed`: the entities changed since the last completed run (`kg_changes`), None for all. The rules still see
+    every entity, but only the embeddings of blocks holding a changed one are read: the others were compared
+    when their last member changed, and what they decided then holds (reading them was most of the phase)."""
     store = ctx.store
     candidates = {r["id"]: Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
                                      list(r["aliases"] or []), int(r["mentions"] or 0))
                   for r in store.run("entity_resolution_candidates")}
     documents = _documents(store, [c.id for c in candidates.values() if c.group == "person" and " " not in c.key]
                            + [c.id for c in candidates.values() if c.group == "person" and " " in c.key])
-    embeddings = _block_embeddings(store, list(candidates.values()))
-    undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_merges", {"ids": []})
-              if r["status"] == "undone"}
+    touched = None if changed is None else changed_blocks(list(candidates.values()), changed)
+    embeddings = _block_embeddings(store, list(candidates.values()), touched)
+    undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_undone_merges")}
     applied: list[Proposal] = []
     for round_number in range(1, MAX_ROUNDS + 1):
         merges = plan(propose(list(candidates.values()), documents=documents, embeddings=embeddings,
-                              embedding_threshold=embedding_threshold), undone)
+                              embedding_threshold=embedding_threshold, blocks=touched), undone)
         if not merges:
             break
         aliases = apply_merges(store, merges, candidates)
         _fold(candidates, documents, merges, aliases)
+        if touched is not None:  # survivors changed too: their blocks are compared in the next round
+            more = changed_blocks(list(candidates.values()), frozenset(m.survivor for m in merges)) - touched
+            touched |= more
+            embeddings.update(_block_embeddings(store, list(candidates.values()), more))
         # a person's documents as the graph now holds them: it may have absorbed another group's entity
         # ("Puneet Sira" tagged a name, mentioned where the lone "Sira" is)
         documents.update(_documents(store, sorted({m.survivor for m in merges
@@ -241,15 +253,24 @@ def _fold(candidates: dict[str, Candidate], documents: dict[str, set[str]], merg
         documents.pop(m.absorbed, None)
 
 
-def _block_embeddings(store: GraphStore, candidates: list[Candidate]) -> dict[str, np.ndarray]:
-    """Embeddings of the entities that share a word with another entity of their group (the only ones compared)."""
+def changed_blocks(candidates: list[Candidate], changed: frozenset[str]) -> set[tuple[str, str]]:
+    """The embedding rule's (group, word) blocks that hold a changed entity: the only ones whose comparisons can
+    decide otherwise than when their members last changed."""
+    return {(c.group, word) for c in candidates if c.id in changed for word in set(c.key.split(" "))}
+
+
+def _block_embeddings(store: GraphStore, candidates: list[Candidate],
+                      touched: set[tuple[str, str]] | None = None) -> dict[str, np.ndarray]:
+    """Embeddings of the entities that share a word with another entity of their group (the only ones compared);
+    with `touched`, only of those in these blocks."""
     words: dict[tuple[str, str], int] = defaultdict(int)
     for c in candidates:
         if c.group not in NO_EMBEDDING_GROUPS:
             for word in set(c.key.split(" ")):
                 words[(c.group, word)] += 1
     wanted = [c.id for c in candidates if c.group not in NO_EMBEDDING_GROUPS
-              and any(words[(c.group, w)] > 1 for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
+              and any(words[(c.group, w)] > 1 and (touched is None or (c.group, w) in touched)
+                      for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
     embeddings: dict[str, np.ndarray] = {}
     for start in range(0, len(wanted), 1000):
         for row in store.run("entity_embeddings", {"ids": wanted[start:start + 1000]}):
@@ -285,6 +306,7 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             finish.append({"survivor_id": m.survivor, "absorbed_id": m.absorbed, "aliases": merged})
         pairs = [{"survivor_id": m.survivor, "absorbed_id": m.absorbed} for m in part]
         with store.unit() as unit:
+            unit.run("kg_changes_mark_merges", {"rows": pairs})
             unit.run("community_mark_changed_entities",
                      {"entity_ids": sorted({e for m in part for e in (m.survivor, m.absorbed)})})
             unit.run("entity_merge_record", {"rows": records, "now": now})
@@ -345,6 +367,8 @@ def unmerge(store: GraphStore, merge_or_entity: str) -> dict[str, Any]:
     fold_mentions(store)  # a graph built before one MENTIONS per chunk and entity: its edges get lists first
     ids = {"survivor_id": record["survivor_id"], "absorbed_id": record["absorbed_id"]}
     with store.unit() as unit:  # three statements, see entity_unmerge.cypher
+        unit.run("kg_changes_mark_merges", {"rows": [{"survivor_id": record["survivor_id"], "absorbed_id": origin}
+                                                     for origin in sorted(origins)]})
         unit.run("community_mark_changed_entities", {"entity_ids": [record["survivor_id"]]})
         unit.run("entity_unmerge", {"merge_id": record["id"], "absorbed": absorbed,
                                     "survivor_aliases": survivor_aliases, "now": now_iso()})

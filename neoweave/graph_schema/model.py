@@ -120,10 +120,12 @@ class GraphSchema:
         return sorted(keys)
 
 
-BOOKKEEPING = frozenset({"stamp"})
+BOOKKEEPING = frozenset({"stamp", "changed_entity_ids", "changes_overflow", "changes_fingerprint",
+                         "changes_finished"})
 """Properties that record the store's own bookkeeping, not what the graph holds: the Meta node's write stamp
-names the last write to one store. Exports leave them out (the importing store gets its own) and snapshots
-ignore them."""
+names the last write to one store; the kg step's record of change (`enrich.kg_changes`) what that store's
+writes changed since its last completed run (a store importing a graph reads every entity once). Exports leave
+them out (the importing store gets its own) and snapshots ignore them."""
 
 # Properties every derived element carries so it can be rebuilt or deleted when its source changes.
 _PROVENANCE = ("method", "source", "created_at")
@@ -193,12 +195,16 @@ SCHEMA = GraphSchema(
             "Meta",
             key="id",
             properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "stamp",
-                        "fingerprint", "members_changed", "import_source", "records_loaded"),
+                        "fingerprint", "members_changed", "import_source", "records_loaded", "changed_entity_ids",
+                        "changes_overflow", "changes_fingerprint", "changes_finished"),
             doc="One node recording the schema version and the embedding model the graph was built with, and the "
                 "write stamp (a random token every write through neoweave replaces: ppr's walk index is used only "
                 "at the stamp it was built at); "
                 "id 'communities' records the entity graph the communities were detected on, and the communities "
-                "a member of which changed since their report (members_changed); id 'import' marks an unfinished "
+                "a member of which changed since their report (members_changed); id 'kg_changes' lists the "
+                "entities whose mentions or relations changed since `enrich kg` last completed its graph-wide "
+                "phases (changed_entity_ids, changes_overflow past 20,000; the fingerprint and token of that "
+                "completion: changes_fingerprint, changes_finished); id 'import' marks an unfinished "
                 "`neoweave import` (fingerprint of the export's manifest, import_source, records_loaded).",
         ),
     ),

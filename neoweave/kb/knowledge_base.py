@@ -287,8 +287,13 @@ class KnowledgeBase:
         """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`."""
         if not write:
             return self.store.query(text, params)
+        from neoweave.enrich.kg_changes import forget
+
         with self._writing("a writing Cypher query"):
-            return self.store.query(text, params, write=True)
+            try:
+                return self.store.query(text, params, write=True)
+            finally:  # whatever it changed, the kg step's next run reads every entity
+                forget(self.store)
 
     def status(self) -> dict[str, Any]:
         """Store health, schema and embedding model, counts per label and relationship type."""

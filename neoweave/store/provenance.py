@@ -12,12 +12,13 @@ from __future__ import annotations
 from neoweave.store.base import GraphStore, WriteUnit
 
 CHUNK_DERIVATIONS: dict[str, tuple[str, ...]] = {
-    # kg: first the communities of the entities the chunks mention are marked (their reports become older than
-    # their members: `community_mark_changed_chunks`), then relation evidence, inferred links, descriptions and
-    # the mentions themselves (MENTIONS: one edge per chunk and entity, so deleting the chunk's edges forgets
-    # every surface form) are removed, entities left without a mention with them
-    "kg": ("community_mark_changed_chunks", "kg_forget_relations", "kg_forget_empty_relations",
-           "kg_forget_inferred_links", "kg_forget_descriptions", "kg_forget_mentions"),
+    # kg: first the entities the chunks mention are recorded as changed (`enrich.kg_changes`) and their
+    # communities marked (their reports become older than their members: `community_mark_changed_chunks`),
+    # then relation evidence, inferred links, descriptions and the mentions themselves (MENTIONS: one edge per
+    # chunk and entity, so deleting the chunk's edges forgets every surface form) are removed, entities left
+    # without a mention with them
+    "kg": ("kg_changes_mark_chunks", "community_mark_changed_chunks", "kg_forget_relations",
+           "kg_forget_empty_relations", "kg_forget_inferred_links", "kg_forget_descriptions", "kg_forget_mentions"),
     "rst": ("rst_forget_chunks",),
     "tags": ("tags_forget_chunks",),
 }

@@ -1,0 +1,144 @@
+"""The kg step's record of change: graph-wide phases that read only the entities changed since they last
+completed leave the graph a run reading every entity leaves (real store, embedder and spaCy)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from neoweave.audit.snapshot import diff, snapshot
+from neoweave.enrich import kg_changes, run
+from neoweave.enrich.kg_changes import CAP, ChangeRecord
+from neoweave.ingest import IngestOptions, Ingestor, SourceOptions, delete_documents
+from neoweave.kb.rebuild_check import sample_records
+from neoweave.store.falkordb_store import FalkorDBStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def records():
+    """Gold pages of HotpotQA questions (pages that name each other: homes, title mentions, merges)."""
+    return sample_records(ROOT / "examples/hotpotqa/corpus.jsonl", ROOT / "examples/hotpotqa/qa.jsonl", questions=12)
+
+
+@pytest.fixture
+def two_graphs(falkordb_server):
+    stores = [FalkorDBStore(server=falkordb_server, graph=f"changes_{side}_{uuid.uuid4().hex[:8]}")
+              for side in ("scoped", "everything")]
+    yield stores
+    for store in stores:
+        with contextlib.suppress(Exception):
+            store._graph_handle().delete()
+        store.close()
+
+
+def _ingest(store, embedder, path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
+
+
+def _record(store) -> dict:
+    rows = store.run("kg_changes_get")
+    return rows[0] if rows else {}
+
+
+def test_scoped_phases_leave_the_graph_a_run_reading_every_entity_leaves(two_graphs, embedder, records, tmp_path):
+    """The same history on two graphs, one enriched with the record (default), one with `scoped=false`: new
+    documents (title mentions of old titles in new text and of new titles in old text), a rewritten document, a
+    deleted one (inferred links into it go), merges, and a page titled after an entity that does not name it (the
+    entity gains a home, then loses it with the page, though none of its mentions changed). After every `enrich
+    kg` the graphs are equal, and the scoped runs read a fraction of the entities."""
+    scoped, everything = two_graphs
+    first, later = records[:16], records[16:]
+    changed = dict(first[3], text=first[3]["text"].rsplit(".", 2)[0] + ". " + later[0]["title"] + " is named here.")
+
+    def homeless_person() -> str:
+        rows = scoped.query("MATCH (e:Entity) WHERE e.id STARTS WITH 'person:' AND e.name CONTAINS ' ' "
+                            "AND NOT (e)-[:DESCRIBED_BY]->() RETURN e.name AS name ORDER BY e.id LIMIT 1")
+        assert rows, "the sample has a person without a home"
+        return rows[0]["name"]
+
+    history = [("ingest", lambda: first), ("ingest", lambda: later[:6]), ("ingest", lambda: [changed]),
+               ("delete", lambda: first[5]["id"]), ("ingest", lambda: later[6:]),
+               ("ingest", lambda: [{"id": "page-about", "title": homeless_person(),
+                                    "text": "This page has a title and a sentence without names."}]),
+               ("delete", lambda: "page-about")]
+    in_scope = []
+    for number, (operation, argument) in enumerate(history):
+        value = argument()
+        for store in (scoped, everything):
+            if operation == "ingest":
+                _ingest(store, embedder, tmp_path / f"step{number}.jsonl", value)
+            else:
+                assert delete_documents(store, value) == [value]
+        done = run("kg", scoped, embedder=embedder, progress=False)
+        run("kg", everything, embedder=embedder, progress=False, scoped=False)
+        in_scope.append((done.counters["finish_scoped"], done.counters["entities_in_scope"], done.counters["entities"],
+                         done.counters.get("homes_added", 0), done.counters.get("homes_removed", 0)))
+        differences = diff(snapshot(everything), snapshot(scoped))
+        assert differences == [], f"after {operation} {number}: {differences[:10]}"
+    assert in_scope[0][:2] == (0, -1)  # the first run has no record: it reads every entity
+    assert all(flag == 1 and 0 < size < total / 2 for flag, size, total, _, _ in in_scope[1:]), in_scope
+    assert in_scope[-2][3] >= 1, in_scope  # the page gave a home (its deletion took the edge; the graphs agree)
+    # the record's fingerprint leaves `scoped` out: after a run reading everything, the next default run is scoped
+    assert _record(scoped)["fingerprint"] and _record(everything)["fingerprint"] == _record(scoped)["fingerprint"]
+
+
+def test_the_record_lists_what_writes_change_and_a_completed_run_consumes_only_what_it_read(
+        falkordb_store, embedder, records, tmp_path):
+    store = falkordb_store
+    _ingest(store, embedder, tmp_path / "a.jsonl", records[:4])
+    assert not _record(store)  # no record before the phases first complete: nothing is listed
+    run("kg", store, embedder=embedder, progress=False)
+    held = _record(store)
+    assert held["fingerprint"] and held["finished"] and not held["overflow"]
+    # a deletion lists the entities the document mentioned (read before they go)
+    mentioned = {row["id"] for row in store.query(
+        "MATCH (:Document {id: $id})-[:HAS_SECTION]->()-[:HAS_CHUNK]->()-[:MENTIONS]->(e) RETURN e.id AS id",
+        {"id": records[0]["id"]})}
+    delete_documents(store, records[0]["id"])
+    assert mentioned and mentioned <= set(_record(store)["entity_ids"])
+    # a run reads the list; a write while it runs (after its read) stays listed for the next run
+    record = ChangeRecord(store, held["fingerprint"])
+    assert record.scoped and record.refresh().entity_ids == frozenset(_record(store)["entity_ids"])
+    store.run("kg_changes_mark_entities", {"entity_ids": ["person:written meanwhile"]}, write=True)
+    record.close()
+    assert _record(store)["entity_ids"] == ["person:written meanwhile"]
+    # another fingerprint (other parameters, code, model) reads everything and never uses the list half way
+    other = ChangeRecord(store, "another")
+    assert not other.scoped and _record(store)["fingerprint"] is None
+    assert other.refresh().everything and _record(store)["entity_ids"] == []
+    other.close()
+    assert _record(store)["fingerprint"] == "another"
+
+
+def test_past_its_cap_the_list_gives_way_and_the_next_run_reads_everything(falkordb_store, embedder, records,
+                                                                         tmp_path):
+    store = falkordb_store
+    _ingest(store, embedder, tmp_path / "a.jsonl", records[:2])
+    run("kg", store, embedder=embedder, progress=False)
+    room = CAP - len(_record(store)["entity_ids"])  # entries of the run's own merges may be left
+    store.run("kg_changes_mark_entities", {"entity_ids": [f"concept:x{i}" for i in range(room)]}, write=True)
+    assert not _record(store)["overflow"] and len(_record(store)["entity_ids"]) == CAP
+    store.run("kg_changes_mark_entities", {"entity_ids": ["concept:one more"]}, write=True)
+    assert _record(store)["overflow"] and _record(store)["entity_ids"] == []
+    report = run("kg", store, embedder=embedder, progress=False)
+    assert report.counters["finish_scoped"] == 0 and report.counters["entities_in_scope"] == -1
+    assert not _record(store)["overflow"] and _record(store)["fingerprint"]
+
+
+def test_a_users_cypher_write_makes_the_next_run_read_every_entity(kb, records, tmp_path):
+    kb.ingest(records[:2])
+    kb.enrich("kg")
+    assert _record(kb.store)["fingerprint"]
+    kb.cypher("MATCH (e:Entity) WITH e LIMIT 1 SET e.mention_count = -1", write=True)
+    assert not _record(kb.store)
+    report = kb.enrich("kg")
+    assert report.counters["finish_scoped"] == 0
+    assert not kb.cypher("MATCH (e:Entity) WHERE e.mention_count < 0 RETURN e.id AS id")
+    kg_changes.forget(kb.store)  # idempotent
