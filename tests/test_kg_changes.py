@@ -13,6 +13,7 @@ import pytest
 from neoweave.audit.snapshot import diff, snapshot
 from neoweave.enrich import kg_changes, run
 from neoweave.enrich.kg_changes import CAP, ChangeRecord
+from neoweave.enrich.resolution import unmerge
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions, delete_documents
 from neoweave.kb.rebuild_check import sample_records
 from neoweave.store.falkordb_store import FalkorDBStore
@@ -50,9 +51,9 @@ def _record(store) -> dict:
 def test_scoped_phases_leave_the_graph_a_run_reading_every_entity_leaves(two_graphs, embedder, records, tmp_path):
     """The same history on two graphs, one enriched with the record (default), one with `scoped=false`: new
     documents (title mentions of old titles in new text and of new titles in old text), a rewritten document, a
-    deleted one (inferred links into it go), merges, and a page titled after an entity that does not name it (the
-    entity gains a home, then loses it with the page, though none of its mentions changed). After every `enrich
-    kg` the graphs are equal, and the scoped runs read a fraction of the entities."""
+    deleted one (inferred links into it go), merges, a page titled after an entity that does not name it (the
+    entity gains a home, then loses it with the page, though none of its mentions changed), and an unmerge. After
+    every `enrich kg` the graphs are equal, and the scoped runs read a fraction of the entities."""
     scoped, everything = two_graphs
     first, later = records[:16], records[16:]
     changed = dict(first[3], text=first[3]["text"].rsplit(".", 2)[0] + ". " + later[0]["title"] + " is named here.")
@@ -82,6 +83,14 @@ def test_scoped_phases_leave_the_graph_a_run_reading_every_entity_leaves(two_gra
                          done.counters.get("homes_added", 0), done.counters.get("homes_removed", 0)))
         differences = diff(snapshot(everything), snapshot(scoped))
         assert differences == [], f"after {operation} {number}: {differences[:10]}"
+    # an unmerge (as `neoweave entities unmerge` runs it: restore, then re-extract the absorbed entity's chunks)
+    merges = [m for m in scoped.run("entity_merges", {"ids": []}) if m["status"] == "merged"]
+    assert merges, "the sample merges entities"
+    for store in (scoped, everything):
+        undone = unmerge(store, merges[0]["id"])
+        run("kg", store, embedder=embedder, progress=False, chunk_ids=undone["chunk_ids"], scoped=store is scoped)
+    differences = diff(snapshot(everything), snapshot(scoped))
+    assert differences == [], f"after the unmerge: {differences[:10]}"
     assert in_scope[0][:2] == (0, -1)  # the first run has no record: it reads every entity
     assert all(flag == 1 and 0 < size < total / 2 for flag, size, total, _, _ in in_scope[1:]), in_scope
     assert in_scope[-2][3] >= 1, in_scope  # the page gave a home (its deletion took the edge; the graphs agree)
