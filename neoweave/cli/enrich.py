@@ -53,6 +53,9 @@ def enrich(
                       f"{report.chunks_per_second:.1f} chunks/s")
     if report.finish_skipped:
         console.print("graph-wide phases skipped: the graph has not changed since they last ran", highlight=False)
+    if "entities_in_scope" in report.counters:
+        console.print(f"graph-wide phases read the {report.counters['entities_in_scope']} entities changed since "
+                      f"they last completed (of {report.counters.get('entities', 0)})", highlight=False)
     if report.phase_seconds:
         console.print("graph-wide phases: " + ", ".join(f"{name} {seconds:.1f} s"
                                                         for name, seconds in report.phase_seconds.items()),

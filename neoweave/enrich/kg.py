@@ -184,7 +184,8 @@ class KnowledgeGraphStep(EnrichStep):
                                                      progress=ctx.progress)
         with phase(report, "entity_embeddings"):
             scope = changes.refresh()
-            report.counters["entities_in_scope"] = -1 if scope.everything else len(scope.entity_ids)
+            if not scope.everything:
+                report.counters["entities_in_scope"] = len(scope.entity_ids)
             report.count("entities_refreshed", refresh_entities(store, scope.entity_ids))
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
