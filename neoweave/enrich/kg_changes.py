@@ -28,6 +28,7 @@ import logging
 import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 from neoweave.store.base import GraphStore
 
@@ -102,7 +103,7 @@ def forget(store: GraphStore) -> None:
     store.run("kg_changes_forget", write=True)
 
 
-def _titles_path(store: GraphStore):
+def _titles_path(store: GraphStore) -> Path | None:
     directory = store.derived_directory("enrich")
     return None if directory is None else directory / "kg-titles.json"
 
