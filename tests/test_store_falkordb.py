@@ -145,6 +145,23 @@ def test_write_batches_sends_every_row_in_batches(falkordb_store):
     assert falkordb_store.counts().nodes["Tag"] == 7
 
 
+def test_batches_formatted_ahead_are_written_in_order_and_a_bad_one_stops_the_rest(falkordb_store):
+    """write_batches formats the next batch in a thread while this one is written: every batch lands once, in
+    order, and a batch refused while formatted (an id with surrounding whitespace) stops the batches after it,
+    as a batch-by-batch write would."""
+    falkordb_store.apply_schema("test-model", DIM)
+    rows = [{"name": f"tag{i:02d}"} for i in range(10)]
+    rows[7] = {"name": " bad"}
+    with pytest.raises(NeoweaveError, match="surrounding whitespace"):
+        falkordb_store.write_batches("upsert_documents", ({"id": r["name"], "props": {"id": r["name"]}}
+                                                          for r in rows), batch_size=3)
+    written = sorted(r["id"] for r in falkordb_store.query("MATCH (d:Document) RETURN d.id AS id"))
+    assert written == [f"tag{i:02d}" for i in range(6)]  # batches 1 and 2; the third held the bad id
+    assert falkordb_store.write_batches("upsert_documents", ({"id": f"d{i}", "props": {"id": f"d{i}"}}
+                                                             for i in range(1001)), batch_size=100) == 1001
+    assert falkordb_store.counts().nodes["Document"] == 1007
+
+
 def test_typed_queries_are_read_only_unless_asked(falkordb_store):
     _seed(falkordb_store)
     with pytest.raises(ReadOnlyViolation):

@@ -6,7 +6,8 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from falkordb import FalkorDB
 from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
-from neoweave.store.base import GraphStore, WriteUnit
+from neoweave.store.base import GraphStore, WriteUnit, batched
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import decode_reply, params_header
 
@@ -141,14 +142,44 @@ class FalkorDBStore(GraphStore):
         self._graph = None
 
     # -- execution -------------------------------------------------------------------------------
-    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
-        if write:
+    def write_batches(self, name: str, rows: Iterable[Mapping[str, Any]], *,
+                      params: Mapping[str, Any] | None = None, batch_size: int | None = None) -> int:
+        """As `GraphStore.write_batches` (each batch one statement), with the next batch's parameters formatted
+        in a thread while the server writes this one: vectors travel as text, and formatting them was a fifth of
+        a 100k-vector load (docs/benchmarks/scale.md, bulk load)."""
+        statement = self.statement(name)
+        fixed = dict(params or {})
+        self.check_writable(f"statement {name}")
+
+        def prepare(batch: list[Mapping[str, Any]]) -> tuple[dict[str, Any], str]:
+            values = {**fixed, "rows": batch}
+            statement.check_params(values)
+            check_keys(values)
+            return values, params_header(values)
+
+        batches = batched(rows, batch_size or self.batch_size)
+        sent = 0
+        with self.writing(), ThreadPoolExecutor(1, thread_name_prefix="falkordb-format") as formatter:
+            upcoming = formatter.submit(_next_prepared, batches, prepare)
+            while (ready := upcoming.result()) is not None:
+                upcoming = formatter.submit(_next_prepared, batches, prepare)
+                values, header = ready
+                self._before_write()
+                self.note_statement(name)
+                self._execute(statement.text, values, write=True, header=header)
+                sent += len(values["rows"])
+        return sent
+
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool,
+                 header: str | None = None) -> list[dict[str, Any]]:
+        """`header`: the parameters already formatted and their keys checked (`write_batches`)."""
+        if write and header is None:
             check_keys(params)
 
         searches_vectors = _VECTOR_QUERY in cypher
 
         def action(graph: Any) -> list[dict[str, Any]]:
-            text = params_header(params) + cypher
+            text = (params_header(params) if header is None else header) + cypher
             command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
             if searches_vectors:
                 with self._vector_lock:
@@ -359,3 +390,9 @@ def check_keys(params: Mapping[str, Any]) -> None:
     for field, value in fields:
         if (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip():
             raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
+
+
+def _next_prepared(batches: Iterator[list[Mapping[str, Any]]], prepare: Any) -> Any:
+    """The next batch, prepared, or None when there is none (run in the formatting thread)."""
+    batch = next(batches, None)
+    return None if batch is None else prepare(batch)
