@@ -41,13 +41,18 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def fingerprint_of(described: dict[str, Any], ctx: StepContext) -> str:
+    """A short hash of what a step's phases depend on besides the graph: `described`, the embedding model and
+    the code (the one recipe of the finish record and the kg step's record of change)."""
+    embedder = None if ctx.embedder is None else ctx.embedder.model_name
+    described = {**described, "embedder": embedder, "code": code_fingerprint()}
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def finish_fingerprint(step: EnrichStep, signature: str, ctx: StepContext) -> str:
     """What the phases' result depends on besides the graph: the step's signature and parameters, the
     embedding model, the code."""
-    embedder = None if ctx.embedder is None else ctx.embedder.model_name
-    described = {"signature": signature, "parameters": step.parameters(), "embedder": embedder,
-                 "code": code_fingerprint()}
-    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return fingerprint_of({"signature": signature, "parameters": step.parameters()}, ctx)
 
 
 class FinishRecord:

@@ -11,8 +11,6 @@ embeddings (names; LLM entities with their description), resolution (recorded, u
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
@@ -22,7 +20,7 @@ from tqdm import tqdm
 from neoweave.enrich import homes, resolution, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
-from neoweave.enrich.finish_record import code_fingerprint
+from neoweave.enrich.finish_record import fingerprint_of
 from neoweave.enrich.kg_changes import ChangeRecord, load_title_digests, save_title_digests
 from neoweave.enrich.kg_writes import compact_mentions, compact_relations, fold_mentions, queue_writes
 from neoweave.errors import NeoweaveError
@@ -157,10 +155,8 @@ class KnowledgeGraphStep(EnrichStep):
 
     def finish_fingerprint(self, ctx: StepContext) -> str:
         """What the phases' result depends on besides the graph, whatever method extracted the chunks."""
-        described = {"step": f"{self.prefix}{self.version}", "code": code_fingerprint(),
-                     "parameters": {name: getattr(self, name) for name in self.FINISH_PARAMETERS},
-                     "embedder": None if ctx.embedder is None else ctx.embedder.model_name}
-        return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return fingerprint_of({"step": f"{self.prefix}{self.version}",
+                               "parameters": {name: getattr(self, name) for name in self.FINISH_PARAMETERS}}, ctx)
 
     def finish(self, ctx: StepContext, report: EnrichReport) -> None:
         store = ctx.store
