@@ -10,7 +10,7 @@ from conftest import ingest_records
 
 from neoweave.enrich import kg_changes, run
 from neoweave.enrich.kg import refresh_entities
-from neoweave.enrich.kg_writes import compact_mentions, compact_relations
+from neoweave.enrich.kg_writes import compact_mentions, compact_relations, fold_mentions
 from neoweave.enrich.resolution import unmerge
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import GraphWriter, IngestOptions, Ingestor, SourceOptions
@@ -616,6 +616,32 @@ def test_a_merge_folds_mentions_into_one_edge_and_unmerge_splits_them_back(falko
     assert {m["status"] for m in store.run("entity_merges", {"ids": [king]})} == {"undone"}
 
 
+def _unfold(store) -> None:
+    """Mentions in the shape of a graph built before one MENTIONS per (chunk, entity): one edge per form."""
+    store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) "
+                "WITH c, e, m, coalesce(m.origin_ids, [m.origin_id]) AS origins, coalesce(m.names, [m.name]) AS names, "
+                "coalesce(m.counts, [m.count]) AS counts, coalesce(m.contexts, [m.context]) AS contexts, "
+                "coalesce(m.methods, [m.method]) AS methods, coalesce(m.sources, [m.source]) AS sources "
+                "UNWIND range(0, size(origins) - 1) AS i "
+                "CREATE (c)-[:MENTIONS {origin_id: origins[i], name: names[i], count: counts[i], "
+                "context: contexts[i], method: methods[i], source: sources[i], created_at: m.created_at, "
+                "old: true}]->(e)", write=True)
+    store.query("MATCH ()-[m:MENTIONS]->() WHERE m.old IS NULL DELETE m", write=True)
+    store.query("MATCH ()-[m:MENTIONS]->() REMOVE m.old", write=True)
+
+
+def test_folding_mentions_drops_the_record_of_change(falkordb_store, embedder, tmp_path):
+    """Folded edges are mention changes nobody logged: the record goes, so its readers (the kg step, the walk
+    index) read everything next time (`entities unmerge` folds an older graph before undoing)."""
+    store = falkordb_store
+    ingest_records(store, embedder, tmp_path / "corpus.jsonl", MERGE_RECORDS)
+    run("kg", store, embedder=embedder, progress=False)
+    _unfold(store)
+    assert kg_changes.read_log(store) is not None
+    assert fold_mentions(store) > 0 and kg_changes.read_log(store) is None
+    assert fold_mentions(store) == 0
+
+
 def test_mentions_of_an_older_graph_are_folded_by_the_next_run(falkordb_store, embedder, tmp_path):
     """A graph built with one MENTIONS edge per surface form (origin_id, scalars): readers read it as it is,
     and the next `enrich kg` folds each chunk's edges to an entity into one."""
@@ -629,16 +655,7 @@ def test_mentions_of_an_older_graph_are_folded_by_the_next_run(falkordb_store, e
     forms = sum(len(r["origins"]) for r in _q(
         store, "MATCH ()-[m:MENTIONS]->() RETURN coalesce(m.origin_ids, [m.origin_id]) AS origins"))
     assert forms > len(counts)  # some edges hold two forms
-    store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) "
-                "WITH c, e, m, coalesce(m.origin_ids, [m.origin_id]) AS origins, coalesce(m.names, [m.name]) AS names, "
-                "coalesce(m.counts, [m.count]) AS counts, coalesce(m.contexts, [m.context]) AS contexts, "
-                "coalesce(m.methods, [m.method]) AS methods, coalesce(m.sources, [m.source]) AS sources "
-                "UNWIND range(0, size(origins) - 1) AS i "
-                "CREATE (c)-[:MENTIONS {origin_id: origins[i], name: names[i], count: counts[i], "
-                "context: contexts[i], method: methods[i], source: sources[i], created_at: m.created_at, "
-                "old: true}]->(e)", write=True)
-    store.query("MATCH ()-[m:MENTIONS]->() WHERE m.old IS NULL DELETE m", write=True)
-    store.query("MATCH ()-[m:MENTIONS]->() REMOVE m.old", write=True)
+    _unfold(store)
     assert _q(store, "MATCH (:Chunk)-[m:MENTIONS]->(:Entity {id: $id}) RETURN count(m) AS n", id=lothair) == [{"n": 4}]
     assert store.run("entity_mentions", {"id": lothair, "limit": 100}) == shown  # read alike before the fold
     kg_changes.forget(store)  # an older graph: no record of change either

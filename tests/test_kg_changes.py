@@ -12,7 +12,7 @@ import pytest
 
 from neoweave.audit.snapshot import diff, snapshot
 from neoweave.enrich import kg_changes, run
-from neoweave.enrich.kg_changes import CAP, ChangeRecord
+from neoweave.enrich.kg_changes import CAP, ChangeRecord, read_log
 from neoweave.enrich.resolution import unmerge
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions, delete_documents
 from neoweave.kb.rebuild_check import sample_records
@@ -105,41 +105,63 @@ def test_the_record_lists_what_writes_change_and_a_completed_run_consumes_only_w
     _ingest(store, embedder, tmp_path / "a.jsonl", records[:4])
     assert not _record(store)  # no record before the phases first complete: nothing is listed
     run("kg", store, embedder=embedder, progress=False)
-    held = _record(store)
-    assert held["fingerprint"] and held["finished"] and not held["overflow"]
+    held = read_log(store)
+    assert held.fingerprint and held.finished and held.token and held.since(held.token, held.consumed) is not None
     # a deletion lists the entities the document mentioned (read before they go)
     mentioned = {row["id"] for row in store.query(
         "MATCH (:Document {id: $id})-[:HAS_SECTION]->()-[:HAS_CHUNK]->()-[:MENTIONS]->(e) RETURN e.id AS id",
         {"id": records[0]["id"]})}
     delete_documents(store, records[0]["id"])
-    assert mentioned and mentioned <= set(_record(store)["entity_ids"])
-    # a run reads the list; a write while it runs (after its read) stays listed for the next run
-    record = ChangeRecord(store, held["fingerprint"])
-    assert record.scoped and record.refresh().entity_ids == frozenset(_record(store)["entity_ids"])
+    pending = read_log(store).since(held.token, held.consumed)
+    assert mentioned and mentioned <= set(pending)
+    # a run reads the log after its position; a write while it runs (after its read) stays for the next run;
+    # the entries it read stay while the walk index has not read them, and go once it has
+    kg_changes.walk_read(store, held.token, held.consumed)  # an index built before the deletion
+    record = ChangeRecord(store, held.fingerprint)
+    assert record.scoped and record.refresh().entity_ids == frozenset(pending)
     store.run("kg_changes_mark_entities", {"entity_ids": ["person:written meanwhile"]}, write=True)
     record.close()
-    assert _record(store)["entity_ids"] == ["person:written meanwhile"]
-    # another fingerprint (other parameters, code, model) reads everything and never uses the list half way
+    after = read_log(store)
+    assert after.since(after.token, after.consumed) == ["person:written meanwhile"]
+    assert after.since(held.token, held.consumed) == [*pending, "person:written meanwhile"]  # kept for the index
+    kg_changes.walk_read(store, after.token, after.end)  # the index read everything: what kg read too goes
+    trimmed = read_log(store)
+    assert trimmed.entity_ids == ("person:written meanwhile",) and trimmed.since(held.token, held.consumed) is None
+    assert not set(pending) & set(trimmed.entity_ids)  # the deleted document's entities are not kept
+    record = ChangeRecord(store, held.fingerprint)  # without an index reading the log, a run drops what it read
+    record.refresh()
+    record.close()
+    assert read_log(store).entity_ids == ()
+    # another fingerprint (other parameters, code, model) reads everything and never uses the log half way; the
+    # log starts afresh, so every reader of the old one reads everything too
     other = ChangeRecord(store, "another")
-    assert not other.scoped and _record(store)["fingerprint"] is None
-    assert other.refresh().everything and _record(store)["entity_ids"] == []
+    assert not other.scoped and read_log(store).fingerprint is None
+    assert other.refresh().everything
+    fresh = read_log(store)
+    assert fresh.entity_ids == () and fresh.token != held.token and fresh.since(held.token, held.consumed) is None
     other.close()
-    assert _record(store)["fingerprint"] == "another"
+    assert read_log(store).fingerprint == "another"
 
 
-def test_past_its_cap_the_list_gives_way_and_the_next_run_reads_everything(falkordb_store, embedder, records,
-                                                                         tmp_path):
+def test_past_its_window_a_reader_reads_everything(falkordb_store, embedder, records, tmp_path):
     store = falkordb_store
     _ingest(store, embedder, tmp_path / "a.jsonl", records[:2])
     run("kg", store, embedder=embedder, progress=False)
-    room = CAP - len(_record(store)["entity_ids"])  # entries of the run's own merges may be left
-    store.run("kg_changes_mark_entities", {"entity_ids": [f"concept:x{i}" for i in range(room)]}, write=True)
-    assert not _record(store)["overflow"] and len(_record(store)["entity_ids"]) == CAP
+    start = read_log(store)
+    behind = len(start.since(start.token, start.consumed))  # entries of the run's own merges may be left
+    store.run("kg_changes_mark_entities", {"entity_ids": [f"concept:x{i}" for i in range(CAP - behind)]},
+              write=True)
+    held = read_log(store)
+    assert len(held.entity_ids) == CAP and len(held.since(held.token, held.consumed)) == CAP
     store.run("kg_changes_mark_entities", {"entity_ids": ["concept:one more"]}, write=True)
-    assert _record(store)["overflow"] and _record(store)["entity_ids"] == []
+    held = read_log(store)
+    assert len(held.entity_ids) == CAP and held.entity_ids[-1] == "concept:one more"
+    assert held.base == start.base + len(start.entity_ids) + CAP - behind + 1 - CAP
+    assert held.since(held.token, held.consumed) is None  # the kg step's position left the window
     report = run("kg", store, embedder=embedder, progress=False)
     assert report.counters["finish_scoped"] == 0 and "entities_in_scope" not in report.counters
-    assert not _record(store)["overflow"] and _record(store)["fingerprint"]
+    held = read_log(store)
+    assert held.fingerprint and held.since(held.token, held.consumed) is not None
 
 
 def test_a_users_cypher_write_makes_the_next_run_read_every_entity(kb, records, tmp_path):

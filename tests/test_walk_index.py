@@ -3,12 +3,12 @@ and never used once the graph has changed (the write stamp)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
 import pytest
 
+from neoweave.enrich import kg_changes
 from neoweave.errors import NeoweaveError
 from neoweave.query import strategy
 from neoweave.query.walk_build import build_walk_index
@@ -226,8 +226,12 @@ def test_enrich_kg_keeps_the_walk_index_current_and_other_writes_leave_it_behind
     assert kb.walk_index()["saved"] and not kb.walk_index()["current"]
     # ... and the walk reads the store, which it does the same as the index (test_ppr_retrieves_the_same...)
     assert kb.retrieve(question, strategy="ppr", k=3).parameters["expanded_over"] == "store"
-    kb.enrich("kg", n_process=1)  # enriches the new documents and rebuilds the index after itself
+    kb.enrich("kg", n_process=1)  # enriches the new documents and updates the index after itself ...
     assert kb.walk_index()["current"] and kb.walk_index()["chunks"] == 5
+    index, held = WalkIndexes.of(kb.store).current(), kg_changes.read_log(kb.store)
+    assert kb.store.statement_counts["walk_index_mentions_of"] >= 1  # ... from the log of change
+    assert index.log == held.token and index.position == held.end and held.entity_ids == ()  # both read it all
+    _same_index(index, build_walk_index(kb.store, "fresh"))
     kb.delete("k1")
     assert not kb.walk_index()["current"]
     assert kb.walk_index(rebuild=True)["chunks"] == 4  # `neoweave walk-index`
@@ -255,10 +259,9 @@ def test_a_long_lived_reader_rebuilds_an_index_behind_the_graph_in_the_backgroun
 
 
 def _same_index(a: WalkIndex, b: WalkIndex) -> None:
-    for f in dataclasses.fields(WalkIndex):
-        if f.name != "stamp":
-            x, y = getattr(a, f.name), getattr(b, f.name)
-            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name
+    for name in WalkIndex.arrays():
+        x, y = getattr(a, name), getattr(b, name)
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
 
 
 def test_a_step_that_writes_nothing_the_index_reads_keeps_it_instead_of_rebuilding(kb, tmp_path):
@@ -316,9 +319,8 @@ def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(
             for name in ("walk_index_chunk_vectors", "walk_index_entity_vectors", "walk_index_link_vectors")}
     assert read == {"walk_index_chunk_vectors": 1, "walk_index_entity_vectors": 0, "walk_index_link_vectors": 1}
     fresh = build_walk_index(store, "s2")
-    for field in dataclasses.fields(WalkIndex):
-        if field.name != "stamp":
-            ours, theirs = getattr(rebuilt, field.name), getattr(fresh, field.name)
-            assert np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"), field.name
+    for name in WalkIndex.arrays():
+        ours, theirs = getattr(rebuilt, name), getattr(fresh, name)
+        assert np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"), name
     changed = WalkIndex.numbers(fresh.chunk_ids, ["red:0"])[0]
     assert not np.array_equal(before.chunk_vectors[changed], fresh.chunk_vectors[changed])

@@ -8,7 +8,7 @@ OPTIONAL MATCH (e)-[r:RELATED]-(o:Entity)
 WHERE chunk_id IN coalesce(r.chunk_ids, [r.chunk_id])
 WITH collect(DISTINCT e.id) + collect(DISTINCT o.id) AS found
 MATCH (state:Meta {id: 'kg_changes'})
-WHERE state.changes_overflow IS NULL AND size(found) > 0
+WHERE size(found) > 0
 WITH state, coalesce(state.changed_entity_ids, []) + found AS ids
-SET state.changed_entity_ids = CASE WHEN size(ids) > 20000 THEN null ELSE ids END,
-    state.changes_overflow = CASE WHEN size(ids) > 20000 THEN true ELSE null END
+WITH state, ids, CASE WHEN size(ids) > 20000 THEN size(ids) - 20000 ELSE 0 END AS dropped
+SET state.changed_entity_ids = ids[dropped..size(ids)], state.changes_base = coalesce(state.changes_base, 0) + dropped

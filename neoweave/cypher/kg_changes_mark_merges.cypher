@@ -6,7 +6,7 @@ UNWIND $rows AS row
 OPTIONAL MATCH (:Entity {id: row.absorbed_id})-[:RELATED]-(o:Entity)
 WITH collect(DISTINCT row.survivor_id) + collect(DISTINCT row.absorbed_id) + collect(DISTINCT o.id) AS found
 MATCH (state:Meta {id: 'kg_changes'})
-WHERE state.changes_overflow IS NULL AND size(found) > 0
+WHERE size(found) > 0
 WITH state, coalesce(state.changed_entity_ids, []) + found AS ids
-SET state.changed_entity_ids = CASE WHEN size(ids) > 20000 THEN null ELSE ids END,
-    state.changes_overflow = CASE WHEN size(ids) > 20000 THEN true ELSE null END
+WITH state, ids, CASE WHEN size(ids) > 20000 THEN size(ids) - 20000 ELSE 0 END AS dropped
+SET state.changed_entity_ids = ids[dropped..size(ids)], state.changes_base = coalesce(state.changes_base, 0) + dropped

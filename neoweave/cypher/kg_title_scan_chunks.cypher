@@ -5,9 +5,12 @@
 // @param prefix: STRING  the kg step's signature prefix ('kg@')
 // @param after: ANY  the cursor of the previous page's last chunk (`GraphStore.node_page_start` for the first)
 // @param limit: INTEGER  page size
+// @param anchors: LIST  null, or words one of which a chunk's text must contain (`Gazetteer.anchors`: the
+//                       server drops the chunks that cannot hold a match instead of sending their texts)
 MATCH (c:Chunk)
 WHERE {{node_after c $after}} AND coalesce(c.titles_scanned, false) = $scanned
   AND any(signature IN coalesce(c.enriched, []) WHERE signature STARTS WITH $prefix)
+  AND ($anchors IS NULL OR any(anchor IN $anchors WHERE c.text CONTAINS anchor))
 WITH c
 ORDER BY {{node_order c}}
 LIMIT $limit

@@ -10,11 +10,18 @@ entity in a list on the Meta node 'kg_changes' in its own write unit:
   the entities it mentions and the other ends of the relations citing it;
 - merges and unmerges: both entities and the other ends of the absorbed entity's relations.
 
-A run reads only those entities (`Scope`) when the node holds the fingerprint of the phases it would run (the
-same step parameters, embedding model and code completed them last); otherwise (no node yet, another
-fingerprint, a list past its cap) it reads every entity, as before, and leaves a valid record when it completes.
-A run consumes the entries it read and keeps those written while it ran, so a write that races it is refreshed
-next time; a run stopped half way consumes nothing.
+The list is a log with a window: it keeps at most its last `CAP` entries, and each reader remembers the absolute
+position it read up to (the kg step on the node; ppr's walk index in its own files, and on the node when the
+knowledge base built it after a write: `query.walk_build` re-reads only the listed entities' mentions and
+relations). Entries both readers are past leave the log (the walk index counts only once it recorded a
+position), so the ids of a deleted document's entities do not outlive the next `enrich kg`. A reader whose
+position fell out of the window, or who read a log since started afresh (another token), reads everything.
+
+A kg run reads only the entities after its position (`Scope`) when the node holds the fingerprint of the phases
+it would run (the same step parameters, embedding model and code completed them last); otherwise (no node yet,
+another fingerprint, a position out of the window) it reads every entity, as before, starts the log afresh and
+leaves a valid record when it completes. A run moves its position past the entries it read and not past those
+written while it ran, so a write that races it is refreshed next time; a run stopped half way moves nothing.
 
 Writes the record cannot see: Cypher typed by a user through `KnowledgeBase.cypher(write=True)` removes the node
 (the next run reads everything); writes by other tools, or by neoweave versions before the record, are not seen:
@@ -35,8 +42,44 @@ from neoweave.store.base import GraphStore
 log = logging.getLogger(__name__)
 
 CAP = 20_000
-"""Entries the list holds before it gives way to `overflow` (the statements' literal): past it, reading every
-entity costs about as much as reading the listed ones one by one."""
+"""Entries the log keeps (the statements' literal): a reader further behind reads every entity, which then costs
+about as much as reading the listed ones one by one."""
+
+
+@dataclass(frozen=True)
+class Log:
+    """The log as one read of the node: its token, the position of its first kept entry, the kg step's position
+    (None before its phases first completed), the entries kept and the record's fingerprint and token."""
+
+    token: str | None
+    base: int
+    consumed: int | None
+    entity_ids: tuple[str, ...]
+    fingerprint: str | None = None
+    finished: str | None = None
+
+    @property
+    def end(self) -> int:
+        """The position after the last entry."""
+        return self.base + len(self.entity_ids)
+
+    def since(self, token: str | None, position: int | None) -> list[str] | None:
+        """The entries after `position` of the log named `token`, or None when this log cannot say (another
+        token, or the position is out of its window)."""
+        if self.token is None or token != self.token or position is None or not self.base <= position <= self.end:
+            return None
+        return list(self.entity_ids[position - self.base:])
+
+
+def read_log(store: GraphStore) -> Log | None:
+    """The record of change as it is now, or None without one."""
+    rows = store.run("kg_changes_get")
+    if not rows:
+        return None
+    row = rows[0]
+    consumed = row["consumed"]
+    return Log(row["log"], int(row["base"] or 0), None if consumed is None else int(consumed),
+               tuple(row["entity_ids"]), row["fingerprint"], row["finished"])
 
 
 @dataclass
@@ -44,8 +87,8 @@ class Scope:
     """The entities a run's phases read: `None` is every entity."""
 
     entity_ids: frozenset[str] | None
-    consumed: int = 0
-    """Entries of the list this run has read (it removes them when it completes)."""
+    position: int = 0
+    """The log position this run has read up to (its close records it)."""
 
     @property
     def everything(self) -> bool:
@@ -58,44 +101,57 @@ class ChangeRecord:
     def __init__(self, store: GraphStore, fingerprint: str, *, scoped: bool = True) -> None:
         self.store = store
         self.fingerprint = fingerprint
-        held = self._read()
-        self.scoped = bool(scoped and held and held["fingerprint"] == fingerprint and not held["overflow"])
-        self.finished = held["finished"] if held else None
+        held = read_log(store)
+        self.scoped = bool(scoped and held and held.fingerprint == fingerprint
+                           and held.since(held.token, held.consumed) is not None)
+        self.finished = held.finished if held else None
         """The token of the completion the record describes (None when the run reads everything)."""
+        self.token = held.token if held else None
         if not self.scoped:
-            store.run("kg_changes_open", {"restart": False}, write=True)
+            self._open(restart=False)
             self.finished = None
         self.scope = Scope(None)
         self._restarted = False
 
-    def _read(self) -> dict | None:
-        rows = self.store.run("kg_changes_get")
-        return rows[0] if rows else None
+    def _open(self, *, restart: bool) -> None:
+        self.store.run("kg_changes_open", {"restart": restart, "log": secrets.token_hex(8)}, write=True)
+        held = read_log(self.store)
+        self.token = held.token if held else None
 
     def refresh(self) -> Scope:
-        """The scope of the phases from here on: what the list holds now (writes of earlier phases included).
-        A run that reads everything empties the list here (its phases read what it named)."""
-        held = self._read()
-        if held is None or not self.scoped or held["overflow"]:
-            if self.scoped:  # removed under the run (a user's Cypher write), or past its cap
+        """The scope of the phases from here on: what the log holds after the kg step's position now (writes of
+        earlier phases included). A run that reads everything starts the log afresh here (its phases read what
+        it named)."""
+        held = read_log(self.store)
+        listed = None if held is None or not self.scoped else held.since(self.token, held.consumed)
+        if listed is None:
+            if self.scoped:  # removed under the run (a user's Cypher write), or out of the window
                 log.info("enrich kg: the record of change was lost or overflowed during the run; reading every "
                          "entity")
             self.scoped = False
             if not self._restarted or held is None:  # once: later entries (merges, racing writes) stay
-                self.store.run("kg_changes_open", {"restart": True}, write=True)
+                self._open(restart=True)
                 self._restarted = True
-            self.scope = Scope(None)
+                self.scope = Scope(None, position=0)
+            else:
+                self.scope = Scope(None, position=self.scope.position)
         else:
-            ids = held["entity_ids"]
-            self.scope = Scope(frozenset(ids), consumed=len(ids))
+            self.scope = Scope(frozenset(listed), position=held.end)  # type: ignore[union-attr]
         return self.scope
 
     def close(self) -> str:
-        """The phases completed: consume what they read, record the fingerprint; returns the completion's token."""
+        """The phases completed: move the kg step's position past what they read, record the fingerprint;
+        returns the completion's token."""
         token = secrets.token_hex(8)
-        self.store.run("kg_changes_close", {"consumed": self.scope.consumed, "fingerprint": self.fingerprint,
-                                            "finished": token}, write=True)
+        self.store.run("kg_changes_close", {"consumed": self.scope.position, "log": self.token,
+                                            "fingerprint": self.fingerprint, "finished": token}, write=True)
         return token
+
+
+def walk_read(store: GraphStore, token: str, position: int) -> None:
+    """ppr's walk index was built from the log `token` up to `position`: entries both readers are past leave it
+    (a deleted document's entity ids do not outlive the next `enrich kg`)."""
+    store.run("kg_changes_walk_read", {"log": token, "position": position}, write=True)
 
 
 def forget(store: GraphStore) -> None:

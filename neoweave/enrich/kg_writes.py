@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from neoweave.enrich import kg_changes
 from neoweave.nlp.extraction import ChunkExtraction
 from neoweave.store.base import GraphStore, WriteUnit
 
@@ -125,8 +126,12 @@ def compact_relations(store: GraphStore, *, batch: int = 20000) -> int:
 def fold_mentions(store: GraphStore, *, batch: int = 5000) -> int:
     """One-time migration of a graph built before MENTIONS were one edge per (chunk, entity): fold each pair's
     edges (one per surface form, `origin_id` and scalars) into one edge of `kg_create_mentions`' shape. Idempotent
-    and cheap when there is nothing to fold (one scan of MENTIONS); returns the old edges folded."""
-    return _until_done(store, "kg_fold_mentions", batch, column="folded")
+    and cheap when there is nothing to fold (one scan of MENTIONS); returns the old edges folded. Edges folded
+    change mentions the record of change did not log: it is dropped (its readers read everything next)."""
+    folded = _until_done(store, "kg_fold_mentions", batch, column="folded")
+    if folded:
+        kg_changes.forget(store)
+    return folded
 
 
 def _until_done(store: GraphStore, statement: str, batch: int, *, column: str = "updated") -> int:

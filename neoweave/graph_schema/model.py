@@ -121,7 +121,7 @@ class GraphSchema:
 
 
 BOOKKEEPING = frozenset({"stamp", "changed_entity_ids", "changes_overflow", "changes_fingerprint",
-                         "changes_finished"})
+                         "changes_finished", "changes_log", "changes_base", "changes_consumed", "changes_walk"})
 """Properties that record the store's own bookkeeping, not what the graph holds: the Meta node's write stamp
 names the last write to one store; the kg step's record of change (`enrich.kg_changes`) what that store's
 writes changed since its last completed run (a store importing a graph reads every entity once). Exports leave
@@ -196,15 +196,19 @@ SCHEMA = GraphSchema(
             key="id",
             properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "stamp",
                         "fingerprint", "members_changed", "import_source", "records_loaded", "changed_entity_ids",
-                        "changes_overflow", "changes_fingerprint", "changes_finished"),
+                        "changes_overflow", "changes_fingerprint", "changes_finished", "changes_log", "changes_base",
+                        "changes_consumed", "changes_walk"),
             doc="One node recording the schema version and the embedding model the graph was built with, and the "
                 "write stamp (a random token every write through neoweave replaces: ppr's walk index is used only "
                 "at the stamp it was built at); "
                 "id 'communities' records the entity graph the communities were detected on, and the communities "
-                "a member of which changed since their report (members_changed); id 'kg_changes' lists the "
-                "entities whose mentions or relations changed since `enrich kg` last completed its graph-wide "
-                "phases (changed_entity_ids, changes_overflow past 20,000; the fingerprint and token of that "
-                "completion: changes_fingerprint, changes_finished); id 'import' marks an unfinished "
+                "a member of which changed since their report (members_changed); id 'kg_changes' logs the "
+                "entities whose mentions or relations changed (changed_entity_ids: the last 20,000; changes_log "
+                "names the log, changes_base is the position of its first kept entry, changes_consumed the "
+                "position `enrich kg` read up to when it last completed its graph-wide phases, with the "
+                "fingerprint and token of that completion: changes_fingerprint, changes_finished; changes_walk "
+                "the position ppr's walk index was last built from; changes_overflow is an older neoweave's); "
+                "id 'import' marks an unfinished "
                 "`neoweave import` (fingerprint of the export's manifest, import_source, records_loaded).",
         ),
     ),

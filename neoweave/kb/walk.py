@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from neoweave.enrich import kg_changes
 from neoweave.errors import NeoweaveError
 from neoweave.graph_schema.footprint import Footprint, overlaps
 from neoweave.query.walk_build import WALK_READS
@@ -34,14 +35,14 @@ def walk_index_state(store: GraphStore, *, rebuild: bool, writable: bool, progre
 
 
 def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, span: WriteSpan | None = None,
-                writes: Footprint | None = None) -> None:
+                writes: Footprint | None = None, full: bool = False) -> None:
     """After a write operation, what becomes of the walk index: nothing when none was saved and none is asked
     for; kept (moved to the new stamp) across a span that ran alone and wrote nothing the index reads (`writes`,
     declared by the enrich step); built with `build` (after `enrich kg`, or a restore; only the vectors that
     changed are read); else left behind the graph: any other write (ingest, delete, sync, Cypher) would cost a
     rebuild of seconds on a large graph however small the write. ppr and kg then read the store until `enrich
     kg` or `neoweave walk-index` rebuilds it; servers rebuild it in the background (`WalkIndexes.background`).
-    A failed build only logs."""
+    `full` reads the whole graph (one that may not descend from the saved index's). A failed build only logs."""
     indexes = WalkIndexes.of(store)
     if indexes.directory is None or not (build or indexes.saved()):
         return
@@ -57,12 +58,23 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
     try:
         if store.stamp() is None:  # a graph restored from a backup made before stamps came in
             store.restamp()
-        indexes.current(build=True, progress=progress)
+        index = indexes.current(build=True, progress=progress, full=full)
+        if index is not None and index.log is not None:
+            _record_position(store, indexes, index.log, index.position)
     except NeoweaveError as exc:
         log.warning("walk index not rebuilt after %s: %s (ppr and kg read the store until it is)", what, exc)
 
 
+def _record_position(store: GraphStore, indexes: WalkIndexes, token: str, position: int) -> None:
+    """The index read the kg step's log up to `position`: say so on the log (what both readers are past leaves
+    it), then move the index to the stamp that bookkeeping write set (it wrote nothing the index reads)."""
+    with store.writing() as span:
+        kg_changes.walk_read(store, token, position)
+    if (between := span.alone_between()) is not None:
+        indexes.carry(*between)
+
+
 def after_restore(store: GraphStore) -> None:
     """The restored graph gets its walk index at once when this data directory had one (restores are rare and
-    slow; the backup holds no index)."""
-    after_write(store, "restore", build=WalkIndexes.of(store).saved(), progress=False)
+    slow; the backup holds no index), read from the whole graph: the saved index may be of a later state."""
+    after_write(store, "restore", build=WalkIndexes.of(store).saved(), progress=False, full=True)

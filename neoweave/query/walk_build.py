@@ -6,6 +6,12 @@ read the mentions and relations. Vectors are then taken from the previous index 
 and read from the store (by id, or by source section for links) only for the rest: a build after a small write
 reads a few vectors, a first build all of them. Vectors travel as decimal text, so reading them is most of a
 first build's time.
+
+The mentions and relations, most of a build's rows (2.6M mentions at 111k chunks), are read whole only by a
+first build. A later one takes them from the previous index except around the entities the kg step's record of
+change (`enrich.kg_changes`) logged since it (`walk_update`): every write that changes a mention or relation logs
+both ends' entities in the same write unit. Relations are kept in one canonical order (start, end, type, weight),
+so an updated index and a whole build hold the same arrays.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from neoweave.enrich.kg_changes import read_log
 from neoweave.graph_schema.footprint import check
 from neoweave.query.walk_index import PAGE, VECTOR_DTYPE, WalkIndex
+from neoweave.query.walk_update import Relations, codes, updated_edges
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -51,6 +59,8 @@ class _Reads:
         self.store = store
         self.probe = probe(dimension) if dimension else []
         self.vectors_read = 0
+        self.updated: int | None = None
+        """Entities whose mentions and relations were read again (None: all were read)."""
         self.bar = None
         if progress:
             from tqdm import tqdm
@@ -75,34 +85,44 @@ class _Reads:
             self.bar.close()
 
 
-def build_walk_index(store: GraphStore, stamp: str, *, progress: bool = False,
-                     previous: WalkIndex | None = None) -> WalkIndex:
+def build_walk_index(store: GraphStore, stamp: str, *, progress: bool = False, previous: WalkIndex | None = None,
+                     update: bool = True) -> WalkIndex:
     """Read the walk's graph from the store, taking unchanged vectors from `previous` (an older index of the
-    same graph, or None)."""
+    same graph, or None) and, with `update`, its mentions and relations but those of the entities logged since."""
     started = time.perf_counter()
     meta = store.read_meta() or {}
     reads = _Reads(store, int(meta.get("dimension") or 0), progress)
     if previous is not None and previous.dimension != len(reads.probe):
         previous = None
+    held = read_log(store)  # before the graph: what is logged meanwhile is read again next time
+    changed = held.since(previous.log, previous.position) if held and previous is not None and update else None
     try:
-        index = _build(reads, stamp, previous)
+        index = _build(reads, stamp, previous if changed is not None else None, changed, previous)
     finally:
         reads.close()
+    if held is not None:
+        index.log, index.position = held.token, held.end
     log.info("walk index built in %.1f s: %d chunks, %d entities, %d links, %.0f MB (%d vectors read, the others "
-             "kept)", time.perf_counter() - started, len(index.chunk_ids), len(index.entity_ids),
-             len(index.link_target), index.nbytes() / 1e6, reads.vectors_read)
+             "kept; %s)", time.perf_counter() - started, len(index.chunk_ids), len(index.entity_ids),
+             len(index.link_target), index.nbytes() / 1e6, reads.vectors_read,
+             "every mention and relation read" if reads.updated is None else
+             f"the mentions and relations of {reads.updated} entities read again")
     return index
 
 
-def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
+def _build(reads: _Reads, stamp: str, base: WalkIndex | None, changed: list[str] | None,
+           previous: WalkIndex | None) -> WalkIndex:
+    """The index; its mentions and relations taken from `base` but around the `changed` entities when `base` is
+    given, else read whole; vectors taken from `previous` where unchanged."""
+    whole = base is None or changed is None
     # two threads: while the store answers one statement, this process decodes another's rows
     with ThreadPoolExecutor(max_workers=1) as other:
         reading = other.submit(lambda: (
             _columns(reads, "walk_index_links", ("key", "target_id", "method", "fingerprint"), probed=True,
                      keep=lambda row: row["target_id"] is not None),
-            _columns(reads, "walk_index_mentions", ("key", "entities", "counts")),
+            _columns(reads, "walk_index_mentions", ("key", "entities", "counts")) if whole else None,
             _columns(reads, "walk_index_related", ("key", "other_id", "weight", "type"),
-                     keep=lambda row: row["other_id"] is not None)))
+                     keep=lambda row: row["other_id"] is not None) if whole else None))
         chunks = _columns(reads, "walk_index_chunks", ("key", "section_id", "fingerprint"), probed=True)
         entities = _columns(reads, "walk_index_entities",
                             ("key", "cursor", "mentions", "relations", "type", "homes", "fingerprint"), probed=True)
@@ -111,9 +131,6 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
     entity_order, entity_ids = _order(entities["key"])
     chunk_no = {key.decode(): i for i, key in enumerate(chunk_ids.tolist())}
     entity_no = {key.decode(): i for i, key in enumerate(entity_ids.tolist())}
-    entity_at = {cursor: entity_no[key] for cursor, key in zip(entities["cursor"], entities["key"], strict=True)}
-    related = _kept(related_read, lambda i: related_read["other_id"][i] in entity_no
-                    and related_read["key"][i] in entity_no)
     section_ids = _sorted_ids([*(key for key in chunks["section_id"] if key is not None),
                                *(home for homes in entities["homes"] for home in homes or []),
                                *links["key"], *links["target_id"]])
@@ -129,7 +146,7 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
     entity_mentions = np.array([np.nan if m is None else float(m) for m in entities["mentions"]],
                                dtype=np.float64)[entity_order]
     entity_relations = np.array([r or 0 for r in entities["relations"]], dtype=np.int64)[entity_order]
-    types, entity_type_code = _codes(entities["type"])
+    types, entity_type_code = codes(entities["type"])
     entity_type_code = entity_type_code[entity_order]
     home_pairs = [(entity_no[key], section_no[home]) for key, homes in
                   zip(entities["key"], entities["homes"], strict=True) for home in homes or []]
@@ -137,15 +154,19 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
     homed_ptr, homed_idx = _csr_pairs([(s, e) for e, s in home_pairs], len(section_ids))
     entity_fingerprint = _fingerprints(entities["fingerprint"])[entity_order]
 
-    mention_chunk, mention_entity, counts = _mentions(mentions_read, chunk_no, entity_at)
+    if whole:
+        entity_at = {cursor: entity_no[key] for cursor, key in zip(entities["cursor"], entities["key"], strict=True)}
+        mention_chunk, mention_entity, counts = _mentions(mentions_read, chunk_no, entity_at)
+        relations = Relations.of_rows(related_read, entity_no)
+        del mentions_read, related_read
+    else:
+        mention_chunk, mention_entity, counts, relations = updated_edges(
+            reads.store, base, changed, chunk_ids, entity_ids, chunk_no, entity_no)  # type: ignore[arg-type]
+        reads.updated = len(set(changed))  # type: ignore[arg-type]
     mention_ptr, mention_idx, mention_count = _csr_weighted(mention_chunk, mention_entity, counts, len(chunk_ids))
     mentioned_ptr, mentioned_idx = _csr(mention_entity, mention_chunk, len(entity_ids))
-    del mentions_read
 
-    related_start = np.array([entity_no[key] for key in related["key"]], dtype=np.int32)
-    related_end = np.array([entity_no[key] for key in related["other_id"]], dtype=np.int32)
-    related_weight = np.array([1.0 if w is None else float(w) for w in related["weight"]], dtype=np.float64)
-    related_types, related_type_code = _codes(related["type"])
+    related_start, related_end, related_weight, related_types, related_type_code = relations.canonical()
     edges = np.arange(len(related_start))
     not_loop = related_end != related_start
     related_ptr, related_idx = _csr(np.concatenate([related_start, related_end[not_loop]]),
@@ -179,8 +200,8 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None) -> WalkIndex:
         mention_ptr=mention_ptr, mention_idx=mention_idx, mention_count=mention_count,
         mentioned_ptr=mentioned_ptr, mentioned_idx=mentioned_idx, home_ptr=home_ptr, home_idx=home_idx,
         homed_ptr=homed_ptr, homed_idx=homed_idx, related_start=related_start, related_end=related_end,
-        related_weight=related_weight, related_type_code=related_type_code,
-        related_types=np.array(related_types, dtype=str), related_ptr=related_ptr, related_idx=related_idx,
+        related_weight=related_weight, related_type_code=related_type_code, related_types=related_types,
+        related_ptr=related_ptr, related_idx=related_idx,
         link_target=link_target, link_ptr=link_ptr, link_authored=methods == "authored",
         link_inferred=methods == "inferred", link_vectors=link_vectors, link_has_vector=link_has_vector,
         link_fingerprint=link_fingerprint)
@@ -311,19 +332,6 @@ def _mentions(read: dict[str, list[Any]], chunk_no: dict[str, int], entity_at: d
             np.array(counts, dtype=np.float64))
 
 
-def _kept(columns: dict[str, list[Any]], keep: Callable[[int], bool]) -> dict[str, list[Any]]:
-    """The rows (by position) of `columns` that `keep` accepts."""
-    rows = [i for i in range(len(next(iter(columns.values()), []))) if keep(i)]
-    return {name: [values[i] for i in rows] for name, values in columns.items()}
-
-
-def _codes(values: list[str | None]) -> tuple[list[str], np.ndarray]:
-    """The distinct values sorted, and each value's number among them (-1 for None)."""
-    names = sorted({value for value in values if value is not None})
-    number = {name: i for i, name in enumerate(names)}
-    return names, np.array([number.get(value, -1) for value in values], dtype=np.int32)  # type: ignore[arg-type]
-
-
 def _order(keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The permutation that sorts `keys` by their UTF-8 bytes, and the sorted ids (keys are unique)."""
     encoded = np.array([key.encode() for key in keys]) if keys else np.array([], dtype="S1")
@@ -352,6 +360,6 @@ def _csr_pairs(pairs: list[tuple[int, int]], size: int) -> tuple[np.ndarray, np.
 
 def _csr_weighted(rows: np.ndarray, columns: np.ndarray, weights: np.ndarray, size: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    order = np.lexsort((columns, rows))
+    order = np.lexsort((weights, columns, rows))  # counts too: one order for a pair held twice (older graphs)
     return (np.searchsorted(rows[order], np.arange(size + 1)).astype(np.int64), columns[order].astype(np.int32),
             weights[order].astype(np.float64))

@@ -34,12 +34,14 @@ from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4
+FORMAT = 5
 """Version of the files' layout; a directory of another version is rebuilt."""
 PAGE = 2000
 """Nodes per page of a build statement."""
 VECTOR_DTYPE = np.float32
 _VECTORS = ("chunk_vectors", "entity_vectors", "link_vectors")
+_SCALARS = ("stamp", "log", "position")
+"""The fields that are not arrays (kept in the manifest)."""
 _STAMP = re.compile(r"[0-9A-Za-z_-]{1,64}")
 """A stamp that may name a directory (neoweave writes 16 hex digits; a hand-edited one is kept in memory only)."""
 
@@ -88,6 +90,10 @@ class WalkIndex:
     link_vectors: np.ndarray
     link_has_vector: np.ndarray
     link_fingerprint: np.ndarray  # NaN without a context vector
+    log: str | None = None
+    """The token of the record of change (`enrich.kg_changes`) read when the index was built, and the position
+    in it: an update re-reads only the mentions and relations of the entities logged after it."""
+    position: int = 0
 
     # -- lookups ---------------------------------------------------------------------------------
     @staticmethod
@@ -152,7 +158,12 @@ class WalkIndex:
 
     def nbytes(self) -> int:
         """Bytes of all arrays (on disk; in memory as far as they are read)."""
-        return sum(np.asarray(getattr(self, f.name)).nbytes for f in fields(self) if f.name != "stamp")
+        return sum(np.asarray(getattr(self, name)).nbytes for name in self.arrays())
+
+    @classmethod
+    def arrays(cls) -> list[str]:
+        """The names of the fields that are arrays (one .npy file each)."""
+        return [f.name for f in fields(cls) if f.name not in _SCALARS]
 
     # -- files -----------------------------------------------------------------------------------
     def save(self, root: Path) -> None:
@@ -163,11 +174,10 @@ class WalkIndex:
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
         try:
-            for f in fields(self):
-                if f.name != "stamp":
-                    np.save(staging / f"{f.name}.npy", np.asarray(getattr(self, f.name)), allow_pickle=False)
-            (staging / "manifest.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp,
-                                                               **self.describe()}))
+            for name in self.arrays():
+                np.save(staging / f"{name}.npy", np.asarray(getattr(self, name)), allow_pickle=False)
+            (staging / "manifest.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp, "log": self.log,
+                                                               "position": self.position, **self.describe()}))
             final = root / self.stamp
             shutil.rmtree(final, ignore_errors=True)
             staging.rename(final)
@@ -191,14 +201,14 @@ class WalkIndex:
         if manifest.get("format") != FORMAT or manifest.get("stamp") != stamp:
             return None
         try:  # vectors stay on disk, read as touched (plain ndarray views: memmap indexing costs 1 us a call)
-            arrays = {f.name: np.load(directory / f"{f.name}.npy", mmap_mode="r" if f.name in _VECTORS else None,
-                                      allow_pickle=False) for f in fields(cls) if f.name != "stamp"}
+            arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r" if name in _VECTORS else None,
+                                    allow_pickle=False) for name in cls.arrays()}
             for name in _VECTORS:
                 arrays[name] = arrays[name].view(np.ndarray)
         except (OSError, ValueError) as exc:  # removed meanwhile by a newer index, or damaged
             log.warning("walk index in %s unreadable (%s)", directory, exc)
             return None
-        return cls(stamp=stamp, **arrays)
+        return cls(stamp=stamp, log=manifest.get("log"), position=int(manifest.get("position") or 0), **arrays)
 
     @staticmethod
     def restamp(root: Path, before: str, after: str) -> bool:
@@ -258,10 +268,11 @@ class WalkIndexes:
     def of(cls, store: GraphStore) -> WalkIndexes:
         return store.derived.setdefault("walk_index", cls(store))  # type: ignore[no-any-return]
 
-    def current(self, *, build: bool = False, progress: bool = False) -> WalkIndex | None:
+    def current(self, *, build: bool = False, progress: bool = False, full: bool = False) -> WalkIndex | None:
         """The index built at the graph's stamp: the one in memory, or the saved one, or (with `build`) a new
-        one; None when there is none (then ppr reads the store). Without `build` it never waits for a build
-        another thread runs."""
+        one, updated from the previous one unless `full` (a graph that may not descend from it: a restore);
+        None when there is none (then ppr reads the store). Without `build` it never waits for a build another
+        thread runs."""
         stamp = self.store.stamp()
         if stamp is None:
             return None
@@ -275,7 +286,7 @@ class WalkIndexes:
                 return self._current
             index = WalkIndex.load(self.directory, stamp) if self.directory else None
             if index is None and build:
-                index = self._build(stamp, progress)
+                index = self._build(stamp, progress, full)
             elif index is None and self.background and stamp != self._failed_at and self.saved():
                 self._build_in_background(stamp)
             if index is not None:
@@ -326,11 +337,11 @@ class WalkIndexes:
         """Whether an index of this graph was ever saved (then writes keep it current)."""
         return self.directory is not None and WalkIndex.saved_under(self.directory)
 
-    def _build(self, stamp: str, progress: bool) -> WalkIndex | None:
+    def _build(self, stamp: str, progress: bool, full: bool = False) -> WalkIndex | None:
         from neoweave.query.walk_build import build_walk_index
 
         previous = self._current or (WalkIndex.latest(self.directory) if self.directory else None)
-        index = build_walk_index(self.store, stamp, progress=progress, previous=previous)
+        index = build_walk_index(self.store, stamp, progress=progress, previous=previous, update=not full)
         if self.store.stamp() != stamp:
             log.info("the graph changed while its walk index was built: not kept")
             return None
