@@ -97,7 +97,7 @@ def build_walk_index(store: GraphStore, stamp: str, *, progress: bool = False, p
     held = read_log(store)  # before the graph: what is logged meanwhile is read again next time
     changed = held.since(previous.log, previous.position) if held and previous is not None and update else None
     try:
-        index = _build(reads, stamp, previous if changed is not None else None, changed, previous)
+        index = _build(reads, stamp, previous, changed)
     finally:
         reads.close()
     if held is not None:
@@ -110,11 +110,10 @@ def build_walk_index(store: GraphStore, stamp: str, *, progress: bool = False, p
     return index
 
 
-def _build(reads: _Reads, stamp: str, base: WalkIndex | None, changed: list[str] | None,
-           previous: WalkIndex | None) -> WalkIndex:
-    """The index; its mentions and relations taken from `base` but around the `changed` entities when `base` is
-    given, else read whole; vectors taken from `previous` where unchanged."""
-    whole = base is None or changed is None
+def _build(reads: _Reads, stamp: str, previous: WalkIndex | None, changed: list[str] | None) -> WalkIndex:
+    """The index; vectors taken from `previous` where unchanged, and its mentions and relations but around the
+    `changed` entities when those are given (else every one is read)."""
+    whole = previous is None or changed is None
     # two threads: while the store answers one statement, this process decodes another's rows
     with ThreadPoolExecutor(max_workers=1) as other:
         reading = other.submit(lambda: (
@@ -161,7 +160,7 @@ def _build(reads: _Reads, stamp: str, base: WalkIndex | None, changed: list[str]
         del mentions_read, related_read
     else:
         mention_chunk, mention_entity, counts, relations = updated_edges(
-            reads.store, base, changed, chunk_ids, entity_ids, chunk_no, entity_no)  # type: ignore[arg-type]
+            reads.store, previous, changed, chunk_ids, entity_ids, chunk_no, entity_no)  # type: ignore[arg-type]
         reads.updated = len(set(changed))  # type: ignore[arg-type]
     mention_ptr, mention_idx, mention_count = _csr_weighted(mention_chunk, mention_entity, counts, len(chunk_ids))
     mentioned_ptr, mentioned_idx = _csr(mention_entity, mention_chunk, len(entity_ids))
