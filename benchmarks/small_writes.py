@@ -65,8 +65,10 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.graph / "appendonly").is_dir():
         raise SystemExit(f"--graph {args.graph}: no embedded store data directory there")
-    shutil.rmtree(args.work, ignore_errors=True)
     data_dir = args.work.resolve() / "graph"
+    if data_dir.exists():  # a server left by an interrupted run would outlive its files
+        neoweave(args.checkout.resolve(), data_dir, "server", "stop")
+    shutil.rmtree(args.work, ignore_errors=True)
     shutil.copytree(args.graph, data_dir, ignore=shutil.ignore_patterns("*.sock", "*.pid", "server.lock"))
     checkout = args.checkout.resolve()
     steps: list[dict[str, object]] = []
@@ -99,6 +101,7 @@ def main() -> None:
     args.out.write_text(json.dumps({
         "date": datetime.date.today().isoformat(), "graph": str(args.graph), "checkout": str(checkout),
         "commit": commit or None, "records": args.records, "steps": steps}, indent=2) + "\n")
+    neoweave(checkout, data_dir, "server", "stop")  # the daemon would outlive the copy's files
     shutil.rmtree(args.work, ignore_errors=True)
 
 
