@@ -104,6 +104,8 @@ def test_orphan_vectors_are_absorbed_by_the_query_until_they_could_fill_it_then_
                       "RETURN node.id AS id", {"v": _unit([1, 0, 0, 0])})
     assert len(raw) < 3  # the FalkorDB bug is still there: orphans fill an answer that does not over-fetch
     assert "chunk_embedding" in store.refresh_vector_indexes(("Chunk",))  # one more: rebuilt
+    # ... and every node its id lookup misses is indexed again (none here: a write would leave an orphan)
+    assert store.statement_counts["index_repair_chunk"] == 1
     assert orphans()["Chunk"] == 0 and top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]
 
 
@@ -488,6 +490,7 @@ EXAMPLES.update({
     "walk_index_link_vectors": {"section_ids": ["s1"], "probe": _unit([1, 2, 3, 4])},
     "walk_index_mentions_of": {"entity_ids": ["code:asyncio"]},
     "walk_index_related_of": {"entity_ids": ["code:asyncio"]},
+    **{f"index_repair_{label}": {} for label in ("chunk", "entity", "community")},
     "kg_compact_mentions": {"limit": 10},
     "kg_compact_relations": {"limit": 10},
     "kg_relation_details": {"rows": [{"source_id": "code:asyncio", "target_id": "code:await", "type": ""}],
@@ -497,7 +500,8 @@ EXAMPLES.update({
     "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},
     "import_progress_clear": {},
 })
-WRITES |= {"import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
+WRITES |= {"index_repair_chunk", "index_repair_entity", "index_repair_community",
+           "import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
            "kg_compact_mentions", "kg_compact_relations"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",

@@ -339,6 +339,10 @@ class FalkorDBStore(GraphStore):
         if rebuilt:
             log.info("rebuilt vector indexes %s after bulk updates", ", ".join(rebuilt))
             self._await_indexes(self._graph_handle())
+            for label in sorted({v.label for v in self.schema.vector_indexes if v.name in rebuilt}):
+                if repaired := self.run(f"index_repair_{label.lower()}", write=True):
+                    log.warning("%d %s nodes were missing from their rebuilt index and were indexed again (%s)",
+                                len(repaired), label, ", ".join(row["id"] for row in repaired[:5]))
         return rebuilt
 
     # -- inspection ------------------------------------------------------------------------------
