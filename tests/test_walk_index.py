@@ -232,6 +232,9 @@ def test_enrich_kg_keeps_the_walk_index_current_and_other_writes_leave_it_behind
     assert kb.store.statement_counts["walk_index_mentions_of"] >= 1  # ... from the log of change
     assert index.log == held.token and index.position == held.end and held.entity_ids == ()  # both read it all
     _same_index(index, build_walk_index(kb.store, "fresh"))
+    stamp = kb.store.stamp()  # recording the index's position is bookkeeping: the stamp stays, so a run with
+    assert kb.enrich("kg", n_process=1).finish_skipped  # nothing to do skips its phases ...
+    assert kb.store.stamp() == stamp and kb.walk_index()["current"]  # ... and the index stays current
     kb.delete("k1")
     assert not kb.walk_index()["current"]
     assert kb.walk_index(rebuild=True)["chunks"] == 4  # `neoweave walk-index`

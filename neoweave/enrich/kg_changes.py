@@ -150,8 +150,9 @@ class ChangeRecord:
 
 def walk_read(store: GraphStore, token: str, position: int) -> None:
     """ppr's walk index was built from the log `token` up to `position`: entries both readers are past leave it
-    (a deleted document's entity ids do not outlive the next `enrich kg`)."""
-    store.run("kg_changes_walk_read", {"log": token, "position": position}, write=True)
+    (a deleted document's entity ids do not outlive the next `enrich kg`). Bookkeeping: the write stamp stays,
+    so the index just built and the kg step's finish record stay current."""
+    store.run_bookkeeping("kg_changes_walk_read", {"log": token, "position": position})
 
 
 def forget(store: GraphStore) -> None:

@@ -60,18 +60,9 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
             store.restamp()
         index = indexes.current(build=True, progress=progress, full=full)
         if index is not None and index.log is not None:
-            _record_position(store, indexes, index.log, index.position)
+            kg_changes.walk_read(store, index.log, index.position)
     except NeoweaveError as exc:
         log.warning("walk index not rebuilt after %s: %s (ppr and kg read the store until it is)", what, exc)
-
-
-def _record_position(store: GraphStore, indexes: WalkIndexes, token: str, position: int) -> None:
-    """The index read the kg step's log up to `position`: say so on the log (what both readers are past leaves
-    it), then move the index to the stamp that bookkeeping write set (it wrote nothing the index reads)."""
-    with store.writing() as span:
-        kg_changes.walk_read(store, token, position)
-    if (between := span.alone_between()) is not None:
-        indexes.carry(*between)
 
 
 def after_restore(store: GraphStore) -> None:

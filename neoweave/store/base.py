@@ -272,6 +272,17 @@ class GraphStore(ABC):
             self.note_statement(name)
             return self._execute(statement.text, params, write=True)
 
+    def run_bookkeeping(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a named statement that writes only bookkeeping properties of a Meta node
+        (`graph_schema.BOOKKEEPING`): what the graph holds is unchanged, so the write stamp stays, and what was
+        derived at it (the walk index, a finish record's idle skip) stays valid."""
+        statement = self.statement(name)
+        params = dict(params or {})
+        statement.check_params(params)
+        self.check_writable(f"statement {name}")
+        self.note_statement(name)
+        return self._execute(statement.text, params, write=True)
+
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
         """Run a query a person typed (`neoweave cypher`, notebooks): read-only unless `write`."""
