@@ -257,12 +257,17 @@ class GraphStore(ABC):
     def statement(self, name: str) -> Statement:
         return registry.load(name, self.backend)
 
+    def _checked(self, name: str, params: Mapping[str, Any] | None) -> tuple[Statement, dict[str, Any]]:
+        """The named statement and a copy of `params`, checked to be exactly its declared parameters."""
+        statement = self.statement(name)
+        values = dict(params or {})
+        statement.check_params(values)
+        return statement, values
+
     def run(self, name: str, params: Mapping[str, Any] | None = None, *, write: bool = False
             ) -> list[dict[str, Any]]:
         """Run the named statement with exactly its declared parameters."""
-        statement = self.statement(name)
-        params = dict(params or {})
-        statement.check_params(params)
+        statement, params = self._checked(name, params)
         if not write:
             self.note_statement(name)
             return self._execute(statement.text, params, write=False)
@@ -276,9 +281,7 @@ class GraphStore(ABC):
         """Run a named statement that writes only bookkeeping properties of a Meta node
         (`graph_schema.BOOKKEEPING`): what the graph holds is unchanged, so the write stamp stays, and what was
         derived at it (the walk index, a finish record's idle skip) stays valid."""
-        statement = self.statement(name)
-        params = dict(params or {})
-        statement.check_params(params)
+        statement, params = self._checked(name, params)
         self.check_writable(f"statement {name}")
         self.note_statement(name)
         return self._execute(statement.text, params, write=True)
