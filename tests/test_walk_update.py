@@ -103,3 +103,29 @@ def test_an_updated_index_equals_a_whole_build_after_every_kind_of_write(falkord
             kg_changes.walk_read(store, updated.log, updated.position)
         index = updated
     assert updates >= 8  # most builds were updates
+
+
+def test_an_entity_new_since_the_index_is_read_around_even_when_no_writer_logged_it(falkordb_store, embedder,
+                                                                                    records, tmp_path):
+    """Every neoweave writer logs the entities it creates, so `updated_edges` reading around the entities new since
+    the previous index is a defence neoweave's own writes never exercise: an entity created with a mention and a
+    relation and left out of the log (a writer that forgot to log) must still reach the updated index."""
+    store = falkordb_store
+    _ingest(store, embedder, tmp_path / "docs.jsonl", records[:6])
+    run("kg", store, embedder=embedder, progress=False)
+    before = build_walk_index(store, "before")
+    assert before.log is not None
+    chunk = store.query("MATCH (c:Chunk) RETURN c.id AS id ORDER BY c.id LIMIT 1")[0]["id"]
+    other = store.query("MATCH (e:Entity) RETURN e.id AS id ORDER BY e.id LIMIT 1")[0]["id"]
+    store.query("MATCH (c:Chunk {id: $chunk}), (o:Entity {id: $other}) "
+                "CREATE (e:Entity:__Entity__ {id: 'unlogged', name: 'Unlogged', type: 'PERSON', mention_count: 1}) "
+                "CREATE (c)-[:MENTIONS {count: 2}]->(e) CREATE (e)-[:RELATED {weight: 3.0, type: 'knows'}]->(o)",
+                {"chunk": chunk, "other": other}, write=True)
+    assert "unlogged" not in kg_changes.read_log(store).entity_ids  # no writer logged it
+    counts = dict(store.statement_counts)
+    updated = build_walk_index(store, "updated", previous=before)
+    assert store.statement_counts["walk_index_mentions"] == counts.get("walk_index_mentions", 0)  # an update
+    _same(updated, build_walk_index(store, "whole"), "an unlogged entity")
+    number = int(WalkIndex.numbers(updated.entity_ids, ["unlogged"])[0])
+    assert number in updated.mention_idx.tolist()
+    assert number in updated.related_start.tolist() or number in updated.related_end.tolist()
