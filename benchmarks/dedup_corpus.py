@@ -22,7 +22,8 @@ aside as a query (a text the index does not hold, as ann-benchmarks queries are)
 
 Writes to `--out`: `chunks.jsonl` (id, package, source, text), `vectors.npy` (float32, unit length, in the
 order of chunks.jsonl), `queries.jsonl` and `query_vectors.npy` (the held-out chunks), `manifest.json` (counts
-per package and step). Embedding resumes from `embed-*.npy` shards left by an interrupted run.
+per package and step). Embedding resumes from `embed-*.npy` shards left by an interrupted run (each with the
+hash of the texts it holds: a shard of other texts is embedded again).
 """
 
 from __future__ import annotations
@@ -130,12 +131,14 @@ def embed_resumable(texts: list[str], out: Path, shard: int = 5000) -> np.ndarra
     parts = []
     started = time.perf_counter()
     for number, begin in enumerate(range(0, len(texts), shard)):
-        path = out / f"embed-{number:03d}.npy"
-        if path.is_file() and len(saved := np.load(path)) == len(texts[begin:begin + shard]):
-            parts.append(saved)
+        path, key_path = out / f"embed-{number:03d}.npy", out / f"embed-{number:03d}.sha1"
+        key = hashlib.sha1("\0".join(texts[begin:begin + shard]).encode()).hexdigest()
+        if path.is_file() and key_path.is_file() and key_path.read_text() == key:  # the same texts: reuse
+            parts.append(np.load(path))
             continue
         vectors = np.asarray(embedder.embed(texts[begin:begin + shard]), dtype=np.float32)
         np.save(path, vectors)
+        key_path.write_text(key)
         parts.append(vectors)
         done = begin + len(vectors)
         elapsed = time.perf_counter() - started
