@@ -24,6 +24,17 @@ PYTHON=${PYTHON:-python3}
 # Pin the CPU build of PyTorch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 TORCH_SPEC=${NEOWEAVE_TORCH_SPEC:-torch==2.13.0}
 
+# A full disk would otherwise surface minutes later as pip's "[Errno 28] No space left on device" halfway
+# through an install. A fresh .venv takes ~1.5 GB, ~4.4 GB with --local-llm --dev (torch alone ~0.75 GB).
+if ! [ -x .venv/bin/python ] || ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  NEED_MB=${NEOWEAVE_SETUP_MIN_FREE_MB:-$([ "$LOCAL_LLM" = 1 ] && echo 5000 || echo 2500)}
+  FREE_MB=$(df -Pm . | awk 'NR == 2 {print $4}')
+  if [ -n "$FREE_MB" ] && [ "$FREE_MB" -lt "$NEED_MB" ]; then
+    echo "setup: only $FREE_MB MB free on the disk of $(pwd); installing needs about $NEED_MB MB." >&2
+    echo "  free some space, or set NEOWEAVE_SETUP_MIN_FREE_MB=0 to try anyway" >&2
+    exit 1
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
