@@ -43,7 +43,6 @@ from scale import (  # noqa: E402
 )
 
 from neoweave.embeddings import Embedder  # noqa: E402
-from neoweave.graph_schema.render import drop_vector_index_step  # noqa: E402
 from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
 
 log = logging.getLogger("vector_recall_grown")
@@ -105,10 +104,7 @@ def main() -> None:
                 args.out.write_text(json.dumps(results, indent=1))
                 done = size
             started = time.perf_counter()
-            for vector in store.schema.vector_indexes:  # as refresh_vector_indexes rebuilds one
-                if vector.label == "Chunk":
-                    store._apply_step(drop_vector_index_step("falkordb", vector))
-            store.apply_schema(MODEL, matrix.shape[1])  # creates it again over the stored nodes and waits
+            store.refresh_vector_indexes(("Chunk",), force=True)  # created again over the stored nodes
             results["rebuilt"] = {"size": done, "rebuild_s": round(time.perf_counter() - started, 1),
                                   **scored(store, ids, matrix, query_sets)}
             log.info("rebuilt: %s", json.dumps(results["rebuilt"]))

@@ -107,6 +107,10 @@ def test_orphan_vectors_are_absorbed_by_the_query_until_they_could_fill_it_then_
     # ... and every node its id lookup misses is indexed again (none here: a write would leave an orphan)
     assert store.statement_counts["index_repair_chunk"] == 1
     assert orphans()["Chunk"] == 0 and top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]
+    assert store.refresh_vector_indexes(("Chunk",)) == []  # nothing to absorb: kept, unless forced
+    chunk_indexes = [vector.name for vector in store.schema.vector_indexes if vector.label == "Chunk"]
+    assert store.refresh_vector_indexes(("Chunk",), force=True) == chunk_indexes
+    assert store.statement_counts["index_repair_chunk"] == 2 and top(3) == ["c1", "c2", "c3"]
 
 
 def test_vector_search_scores_are_cosine_similarities(falkordb_store):

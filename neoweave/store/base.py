@@ -436,9 +436,10 @@ class GraphStore(ABC):
         return self.apply_schema(meta["embedding_model"], int(meta["dimension"]))
 
     # -- inspection ------------------------------------------------------------------------------
-    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
+    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...], force: bool = False) -> list[str]:
         """Make the vector indexes of `labels` exact again after bulk property updates (names of those
-        rebuilt). Nothing to do on Neo4j; FalkorDB overrides it."""
+        rebuilt; `force` rebuilds them however few updates they absorbed). Nothing to do on Neo4j; FalkorDB
+        overrides it."""
         return []
 
     def counts(self) -> Counts:

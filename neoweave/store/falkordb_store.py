@@ -301,7 +301,7 @@ class FalkorDBStore(GraphStore):
                 recreated = True
         return recreated
 
-    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...]) -> list[str]:
+    def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...], force: bool = False) -> list[str]:
         """Drop and recreate the vector indexes of those `labels` that may hold more orphan vectors than a vector
         query absorbs, then wait until they serve queries.
 
@@ -312,7 +312,8 @@ class FalkorDBStore(GraphStore):
         label holds at most that many; the index's document ids bound them (`vector_index_documents`: each
         update or delete leaves one id behind). A small write (one document ingested, enriched or deleted:
         ~20 on the Python docs) keeps the index; a bulk one rebuilds it: 0.4 s for 1k chunks, 8 s for 14k
-        entities, 15 s for the Python docs' 13k chunks and 78k entities.
+        entities, 15 s for the Python docs' 13k chunks and 78k entities. `force` rebuilds them whatever they hold
+        (an HNSW graph built afresh over every vector, as a benchmark compares against a grown one).
         """
         self.check_writable("rebuilding vector indexes")
         meta = self.read_meta()
@@ -321,7 +322,7 @@ class FalkorDBStore(GraphStore):
         wanted = {vector.label for vector in self.schema.vector_indexes if vector.label in labels}
         orphans = {row["label"]: int(row["max_doc_id"] or 0) - int(row["documents"] or 0)
                    for row in self.run("vector_index_documents") if row["label"] in wanted}
-        kept = {label: count for label, count in orphans.items() if count <= VECTOR_ORPHAN_SLACK}
+        kept = {} if force else {label: count for label, count in orphans.items() if count <= VECTOR_ORPHAN_SLACK}
         if kept:
             log.info("vector indexes of %s kept (at most %s orphan vectors; a query absorbs %d)", ", ".join(kept),
                      ", ".join(str(count) for count in kept.values()), VECTOR_ORPHAN_SLACK)
