@@ -57,6 +57,22 @@ def test_larag_follows_the_link_from_the_seed_section(graph, embedder):
     assert result.trace.statements == ["chunk_vector_search", "links_missing_context_embedding", "larag_expand"]
 
 
+def test_larag_follows_the_links_of_near_misses_without_returning_them(graph, embedder):
+    # expand_k: the chunks ranked k+1..expand_k lend their sections' links; they are not returned themselves
+    question = "Asynchronous programming guide overview"
+    near_misses = strategy("naive", graph, embedder, k=4).retrieve(question).items[1:]
+    one = strategy("larag", graph, embedder, k=1).retrieve(question)
+    wider = strategy("larag", graph, embedder, k=1, expand_k=4).retrieve(question)
+    assert [i.origin for i in wider.items].count("seed") == 1 and wider.items[0].chunk_id == one.items[0].chunk_id
+    sources = {i.details["from_section"] for i in wider.items if i.origin == "link"}
+    assert sources - {i.details["from_section"] for i in one.items if i.origin == "link"}, "no near miss lent a link"
+    assert sources <= {wider.items[0].section_id} | {i.section_id for i in near_misses}
+    assert not {i.chunk_id for i in near_misses} & {i.chunk_id for i in wider.items if i.origin == "seed"}
+    assert len({i.chunk_id for i in wider.items}) == len(wider.items)
+    plain = strategy("larag", graph, embedder, k=1, expand_k=4, n_links=0).retrieve(question)
+    assert [i.chunk_id for i in plain.items] == [one.items[0].chunk_id]  # no expansion: the k seeds alone
+
+
 def test_visited_set_stops_the_loop_back(graph, embedder):
     # event-loop -> garbage-collection -> event-loop: the second hop finds only visited chunks
     one = strategy("larag", graph, embedder, k=1, depth=1).retrieve(EVENT_LOOP_Q)

@@ -44,6 +44,9 @@ class LARAG(Strategy):
 
     k: int = 5
     """Seed chunks from vector search."""
+    expand_k: int = 0
+    """Chunks from vector search whose links are followed (0: the k seeds). Above k, the chunks ranked k+1 to
+    expand_k are not returned themselves; only what their links lead to is."""
     n_links: int = 1
     """Links followed per expanded section, per link kind: with `links="both"` a section follows its best
     authored link and its best inferred link (one shared quota let inferred links crowd out the authored ones:
@@ -67,7 +70,7 @@ class LARAG(Strategy):
 
     def validate(self) -> None:
         self._at_least(1, "k")
-        self._at_least(0, "n_links", "depth", "top_m", "entity_seeds")
+        self._at_least(0, "n_links", "depth", "top_m", "entity_seeds", "expand_k")
         if self.links not in LINK_KINDS:
             raise NeoweaveError(f"larag: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
         if self.expand_from not in ("section", "chunk"):
@@ -81,17 +84,20 @@ class LARAG(Strategy):
                                 hint="-P larag.profile=paper sets both")
 
     def _retrieve(self, question: str, trace: Trace, cost: Cost, result: RetrievalResult) -> list[ContextItem]:
-        query_embedding, items = self._seed(question, self.k, trace, cost)
+        expanding = self.n_links > 0 and self.top_m > 0
+        query_embedding, pool = self._seed(question, max(self.k, self.expand_k if expanding else 0), trace, cost)
+        items = pool[:self.k]
         visited_chunks = {item.chunk_id for item in items}
         if self.entity_seeds:
             items += self._entity_seeds(question, query_embedding, visited_chunks, trace, cost)
-        if self.n_links == 0 or self.top_m == 0:
+        if not expanding:
             return items
+        sources = items + pool[self.k:]  # the returned seeds, then the near misses that only lend their links
         if self.expand_from == "chunk":
-            return items + self._expand_chunks({item.chunk_id: item.section_id for item in items}, visited_chunks,
-                                               trace, cost)
+            return items + self._expand_chunks({item.chunk_id: item.section_id for item in sources},
+                                               visited_chunks, trace, cost)
         expanded_sections: set[str] = set()
-        frontier = list(dict.fromkeys(item.section_id for item in items))
+        frontier = list(dict.fromkeys(item.section_id for item in sources))
         for hop in range(1, self.depth + 1):
             frontier = [section for section in frontier if section not in expanded_sections]
             if not frontier:
