@@ -73,6 +73,23 @@ def test_larag_follows_the_links_of_near_misses_without_returning_them(graph, em
     assert [i.chunk_id for i in plain.items] == [one.items[0].chunk_id]  # no expansion: the k seeds alone
 
 
+def test_larag_orders_linked_chunks_by_the_path_when_asked(graph, embedder):
+    # order_linked=path: a link's cosine to the question plus that of the chunk it leaves from; same chunks
+    question = "Welcome to the tiny documentation set"
+    by_link = strategy("larag", graph, embedder, k=1, expand_k=6).retrieve(question)
+    by_path = strategy("larag", graph, embedder, k=1, expand_k=6, order_linked="path").retrieve(question)
+    assert sorted(i.chunk_id for i in by_path.items) == sorted(i.chunk_id for i in by_link.items)
+    seed_scores = {}
+    for item in strategy("naive", graph, embedder, k=6).retrieve(question).items:
+        seed_scores[item.section_id] = max(seed_scores.get(item.section_id, -1.0), item.score)
+    linked = [i for i in by_path.items if i.origin == "link"]
+    priorities = [seed_scores[i.details["from_section"]] + i.details["link_score"] for i in linked]
+    assert len(linked) >= 2 and priorities == sorted(priorities, reverse=True)
+    assert [i.chunk_id for i in by_path.items] != [i.chunk_id for i in by_link.items]  # here the orders differ
+    with pytest.raises(NeoweaveError, match="order_linked must be link or path"):
+        strategy("larag", graph, embedder, order_linked="seed").retrieve(question)
+
+
 def test_visited_set_stops_the_loop_back(graph, embedder):
     # event-loop -> garbage-collection -> event-loop: the second hop finds only visited chunks
     one = strategy("larag", graph, embedder, k=1, depth=1).retrieve(EVENT_LOOP_Q)

@@ -67,6 +67,10 @@ class LARAG(Strategy):
     rank_links: str = "question"
     """Which `n_links` links a section or chunk follows: question (the links whose context is closest to the
     question) or order (the first ones in reading order, as the paper does; `expand_from="chunk"` only)."""
+    order_linked: str = "link"
+    """In which order the linked chunks follow the seeds (what a context budget keeps): link (by the link
+    context's cosine to the question) or path (by that plus the cosine of the chunk the link leaves from: a link
+    out of the best seed first). The chunks returned are the same."""
 
     def validate(self) -> None:
         self._at_least(1, "k")
@@ -75,6 +79,8 @@ class LARAG(Strategy):
             raise NeoweaveError(f"larag: links must be one of {', '.join(LINK_KINDS)}, got {self.links!r}")
         if self.expand_from not in ("section", "chunk"):
             raise NeoweaveError(f"larag: expand_from must be section or chunk, got {self.expand_from!r}")
+        if self.order_linked not in ("link", "path"):
+            raise NeoweaveError(f"larag: order_linked must be link or path, got {self.order_linked!r}")
         if self.rank_links not in ("question", "order"):
             raise NeoweaveError(f"larag: rank_links must be question or order, got {self.rank_links!r}")
         if (self.expand_from, self.rank_links) != ("section", "question") and \
@@ -98,6 +104,9 @@ class LARAG(Strategy):
                                                visited_chunks, trace, cost)
         expanded_sections: set[str] = set()
         frontier = list(dict.fromkeys(item.section_id for item in sources))
+        reached = {}  # section -> the best cosine to the question on the way in (a seed's, then a link's)
+        for item in sources:
+            reached[item.section_id] = max(reached.get(item.section_id, -1.0), float(item.score))
         for hop in range(1, self.depth + 1):
             frontier = [section for section in frontier if section not in expanded_sections]
             if not frontier:
@@ -109,9 +118,15 @@ class LARAG(Strategy):
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
                     "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks),
                     "methods": LINK_KINDS[self.links]})
-            ordered = sorted(rows, key=lambda r: (-float(r["link_score"]), -float(r["score"])))
+            def priority(row: dict[str, Any]) -> float:
+                path = reached.get(row["source_section_id"], 0.0) if self.order_linked == "path" else 0.0
+                return float(row["link_score"]) + path
+
+            ordered = sorted(rows, key=lambda r: (-priority(r), -float(r["score"])))
             taken = _linked(ordered, visited_chunks, trace, hop, lambda r: {"link_score": float(r["link_score"])})
             items += [item for _, item in taken]
+            for row, _ in taken:
+                reached[row["section_id"]] = max(reached.get(row["section_id"], -1.0), float(row["link_score"]))
             frontier = list(dict.fromkeys(row["section_id"] for row, _ in taken))
         return items
 
