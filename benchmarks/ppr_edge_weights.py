@@ -18,8 +18,6 @@ Results in docs/strategies/ppr.md ("What did not become a default").
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import math
 import re
@@ -30,9 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from neoweave.config import load_settings  # noqa: E402
-from neoweave.eval.runner import RunConfig  # noqa: E402
-from neoweave.kb import evaluate  # noqa: E402
+from strategy_variants import evaluate_variants, variant_arguments  # noqa: E402
+
 from neoweave.nlp.names import STOPWORDS  # noqa: E402
 from neoweave.query.base import register  # noqa: E402
 from neoweave.query.ppr import PPRRetriever  # noqa: E402
@@ -105,28 +102,10 @@ class EdgeWeightedPPR(PPRRetriever):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", required=True)
-    parser.add_argument("--qa", type=Path, required=True)
-    parser.add_argument("--types", default=None, help="only questions of these types (comma-separated)")
-    parser.add_argument("--variants", default='{"off": {}, "idf 0.5": {"idf_beta": 0.5}, '
-                                              '"bridge 3": {"bridge_weight": 3.0}}')
-    parser.add_argument("--out", type=Path, required=True, help="a directory for the reports")
-    args = parser.parse_args()
+    args = variant_arguments(__doc__.splitlines()[0], '{"off": {}, "idf 0.5": {"idf_beta": 0.5}, '
+                                              '"bridge 3": {"bridge_weight": 3.0}}').parse_args()
     logging.basicConfig(level=logging.WARNING)
-    settings = load_settings(overrides={"falkordb": {"data_dir": args.data_dir}})
-    types = args.types.split(",") if args.types else None
-    rows = []
-    for name, parameters in json.loads(args.variants).items():
-        outcome = evaluate(settings, args.qa, RunConfig(["ppr_edges"], [2, 5, 10],
-                                                        parameters={"ppr_edges": parameters}, bertscore=None),
-                           args.out / re.sub(r"\W+", "-", name), types=types, title=name, progress=False)
-        for row in outcome.rows:
-            if row["type"] == "all" or (types and row["type"] in types):
-                rows.append({"variant": name, "parameters": parameters, "type": row["type"], "k": row["k"],
-                             **{key: row[key] for key in ("hit", "perfect", "recall", "context_tokens")}})
-                print(json.dumps(rows[-1]), flush=True)
-    (args.out / "rows.json").write_text(json.dumps(rows, indent=1))
+    evaluate_variants("ppr_edges", args)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ Results in docs/strategies/ppr.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import re
 import sys
 import time
 from collections import defaultdict
@@ -35,9 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from neoweave.config import load_settings  # noqa: E402
-from neoweave.eval.runner import RunConfig  # noqa: E402
-from neoweave.kb import evaluate  # noqa: E402
+from strategy_variants import evaluate_variants, variant_arguments  # noqa: E402
+
 from neoweave.query.base import register  # noqa: E402
 from neoweave.query.ppr import GENERIC_TYPES, PPRRetriever  # noqa: E402
 
@@ -204,29 +201,11 @@ class SentenceBridgedPPR(PPRRetriever):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", required=True)
-    parser.add_argument("--qa", type=Path, required=True)
-    parser.add_argument("--types", default=None, help="only questions of these types (comma-separated)")
-    parser.add_argument("--variants", default='{"off": {}, "bridge 1": {"bridge_rounds": 1}}')
-    parser.add_argument("--out", type=Path, required=True, help="a directory for the reports and the cache")
-    args = parser.parse_args()
+    args = variant_arguments(__doc__.splitlines()[0], '{"off": {}, "bridge 1": {"bridge_rounds": 1}}').parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     args.out.mkdir(parents=True, exist_ok=True)
-    CACHE_DIR.append(args.out)
-    settings = load_settings(overrides={"falkordb": {"data_dir": args.data_dir}})
-    types = args.types.split(",") if args.types else None
-    rows = []
-    for name, parameters in json.loads(args.variants).items():
-        outcome = evaluate(settings, args.qa, RunConfig(["ppr_bridge"], [2, 5, 10],
-                                                        parameters={"ppr_bridge": parameters}, bertscore=None),
-                           args.out / re.sub(r"\W+", "-", name), types=types, title=name, progress=False)
-        for row in outcome.rows:
-            if row["type"] == "all" or (types and row["type"] in types):
-                rows.append({"variant": name, "parameters": parameters, "type": row["type"], "k": row["k"],
-                             **{key: row[key] for key in ("hit", "perfect", "recall", "context_tokens", "p50_ms")}})
-                print(json.dumps(rows[-1]), flush=True)
-        (args.out / "rows.json").write_text(json.dumps(rows, indent=1))
+    CACHE_DIR.append(args.out)  # the sentence vectors are cached beside the reports
+    evaluate_variants("ppr_bridge", args)
 
 
 if __name__ == "__main__":
