@@ -39,7 +39,8 @@ class LARAG(Strategy):
     name = "larag"
     reads_link_contexts: ClassVar[bool] = True
     paper: ClassVar[dict[str, Any] | None] = {"k": 5, "n_links": 1, "depth": 1, "top_m": 1, "links": "authored",
-                                              "entity_seeds": 0, "expand_from": "chunk", "rank_links": "order"}
+                                              "entity_seeds": 0, "expand_k": 0, "expand_from": "chunk",
+                                              "rank_links": "order"}
     paper_source: ClassVar[str] = "LARAG, 000 l. 221-232 (expansion), 318-344 (k = 5, (1, 1, 1))"
 
     k: int = 5
