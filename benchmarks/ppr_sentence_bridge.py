@@ -123,10 +123,6 @@ class SentenceBridgedPPR(PPRRetriever):
             TABLES[key] = SentenceTable.build(self.store, self.embedder, CACHE_DIR[0] / f"sentences-{key}.npz")
         return TABLES[key]
 
-    def _retrieve(self, question, trace, cost, result):
-        self._question = question
-        return super()._retrieve(question, trace, cost, result)
-
     def _fetch_subgraph(self, graph, sources, embedding, trace, cost, index=None):
         self._bridged: dict[str, float] = {}
         self._query = np.asarray(embedding, dtype=np.float32)

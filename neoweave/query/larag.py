@@ -108,6 +108,11 @@ class LARAG(Strategy):
         reached = {}  # section -> the best cosine to the question on the way in (a seed's, then a link's)
         for item in sources:
             reached[item.section_id] = max(reached.get(item.section_id, -1.0), float(item.score))
+
+        def priority(row: dict[str, Any]) -> float:
+            path = reached.get(row["source_section_id"], 0.0) if self.order_linked == "path" else 0.0
+            return float(row["link_score"]) + path
+
         for hop in range(1, self.depth + 1):
             frontier = [section for section in frontier if section not in expanded_sections]
             if not frontier:
@@ -119,10 +124,6 @@ class LARAG(Strategy):
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
                     "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks),
                     "methods": LINK_KINDS[self.links]})
-            def priority(row: dict[str, Any]) -> float:
-                path = reached.get(row["source_section_id"], 0.0) if self.order_linked == "path" else 0.0
-                return float(row["link_score"]) + path
-
             ordered = sorted(rows, key=lambda r: (-priority(r), -float(r["score"])))
             taken = _linked(ordered, visited_chunks, trace, hop, lambda r: {"link_score": float(r["link_score"])})
             items += [item for _, item in taken]
