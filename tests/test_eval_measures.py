@@ -9,7 +9,7 @@ import pytest
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval import analysis, measures
-from neoweave.eval.compare import compare_runs, comparison_markdown, load_records
+from neoweave.eval.compare import compare_runs, comparison_markdown, load_bertscore_model, load_records
 
 DOC = "https://docs.example.org/guide/async.html"
 
@@ -99,6 +99,22 @@ def test_compare_two_runs_with_intervals_and_flips(tmp_path):
         compare_runs(a, [_record("larag", 0, 1.0, 1.0)])
     (tmp_path / "records.json").write_text(json.dumps(a))
     assert load_records(tmp_path) == a
+    assert "BERTScore" not in text  # no BERTScore row: no model line
+
+
+def test_compare_names_the_bertscore_model_of_each_run(tmp_path):
+    a = [{**_record("naive", i, 1.0, 0.5), "bertscore": 0.5} for i in range(4)]
+    b = [{**_record("naive", i, 1.0, 0.5), "bertscore": 0.6} for i in range(4)]
+    (tmp_path / "summary.json").write_text(json.dumps({"bertscore_model": "roberta-large layer 17"}))
+    assert load_bertscore_model(tmp_path) == "roberta-large layer 17"
+    assert load_bertscore_model(tmp_path / "missing") is None
+    comparison = compare_runs(a, b, metrics=("bertscore",))
+    comparison.bertscore_models = (load_bertscore_model(tmp_path / "missing"), load_bertscore_model(tmp_path))
+    text = comparison_markdown(comparison)
+    assert ("BERTScore on A: not recorded (neoweave's default: all-MiniLM-L6-v2 layer last, no baseline "
+            "rescaling); on B: roberta-large layer 17.") in text
+    comparison.bertscore_models = ("roberta-large layer 17", "roberta-large layer 17")
+    assert "BERTScore on both runs: roberta-large layer 17." in comparison_markdown(comparison)
     with pytest.raises(NeoweaveError, match="no evaluation records"):
         load_records(tmp_path / "missing")
 

@@ -18,6 +18,7 @@ from neoweave.eval.paper_measures import (
     sentence_share,
     token_set,
 )
+from neoweave.eval.similarity import answer_similarity
 
 
 def test_khl_measures_by_hand():
@@ -34,6 +35,27 @@ def test_khl_measures_by_hand():
     assert khl_answer_relevance(prediction, "Where is the Eiffel Tower?") == pytest.approx(3 / 5)
     assert khl_scores(prediction, reference, "Where is the Eiffel Tower?", 0.8) == pytest.approx(
         {"khl_c_rec": 0.5, "khl_a_corr": 0.4 + 1 / 7, "khl_a_rel": 0.6})
+
+
+class _FixedVectors:
+    """Hand-picked vectors for the texts, so eq. 13 can be computed by hand (the formula, not a model, is tested)."""
+
+    def __init__(self, vectors: dict[str, list[float]]):
+        self.vectors = vectors
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self.vectors[text] for text in texts]
+
+
+def test_khl_answer_similarity_is_the_cosine_of_eq_13():
+    embedder = _FixedVectors({"Paris": [3.0, 4.0], "Paris, France": [1.0, 0.0], "Lyon": [-3.0, -4.0],
+                              "Rome": [0.0, 0.0]})
+    # e_g . e_p / (|e_g| |e_p|) = 3 / (5 * 1): the norms divide, whether or not an embedder normalises
+    assert answer_similarity(embedder, "Paris", "Paris, France") == pytest.approx(0.6)
+    assert answer_similarity(embedder, "Lyon", "Paris") == pytest.approx(-1.0)  # opposite: negative, not clipped
+    assert answer_similarity(embedder, "Rome", "Paris") == 0.0  # a zero vector has no direction
+    # A-Corr (eq. 14) takes that cosine: 0.5 * 0.6 + 0.5 * F1, F1 of {paris} against {paris, france} = 2/3
+    assert khl_answer_correctness(0.6, "Paris", "Paris, France") == pytest.approx(0.3 + 1 / 3)
 
 
 def test_khl_measures_at_their_edges():

@@ -151,11 +151,18 @@ def compare(
     questions that flipped."""
     import json
 
-    from neoweave.eval.compare import DEFAULT_METRICS, compare_runs, comparison_markdown, load_records
+    from neoweave.eval.compare import (
+        DEFAULT_METRICS,
+        compare_runs,
+        comparison_markdown,
+        load_bertscore_model,
+        load_records,
+    )
 
     chosen = tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else DEFAULT_METRICS
     comparison = compare_runs(load_records(run_a), load_records(run_b), a_name=str(run_a), b_name=str(run_b),
                               a_strategy=a_strategy, b_strategy=b_strategy, metrics=chosen)
+    comparison.bertscore_models = (load_bertscore_model(run_a), load_bertscore_model(run_b))
     if not comparison.rows:
         raise NeoweaveError(f"the runs share none of the metrics {', '.join(chosen)}")
     text = comparison_markdown(comparison)

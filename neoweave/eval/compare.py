@@ -15,9 +15,11 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval.analysis import bootstrap_ci
+from neoweave.eval.similarity import BertScoreModel
 
 DEFAULT_METRICS = ("hit", "perfect", "recall", "mrr", "precision", "answer_in_context", "exact_match", "f1",
                    "accuracy", "rouge_l", "bertscore", "context_tokens", "total_ms")
+BERTSCORE_METRICS = ("bertscore", "context_bertscore")
 FLIP_METRICS = ("hit", "perfect", "answer_in_context", "exact_match", "accuracy")
 
 
@@ -29,9 +31,12 @@ class Comparison:
     flipped: list[dict[str, Any]] = field(default_factory=list)
     unpaired: int = 0
     """Questions present in one run only (left out of every difference)."""
+    bertscore_models: tuple[str | None, str | None] = (None, None)
+    """What each run's BERTScore ran on (its summary.json), named under any table that shows BERTScore."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "rows": self.rows, "flipped": self.flipped, "unpaired": self.unpaired}
+        return {"a": self.a, "b": self.b, "rows": self.rows, "flipped": self.flipped, "unpaired": self.unpaired,
+                "bertscore_models": list(self.bertscore_models)}
 
 
 def load_records(run: Path) -> list[dict[str, Any]]:
@@ -46,6 +51,19 @@ def load_records(run: Path) -> list[dict[str, Any]]:
     if not isinstance(records, list) or not all(isinstance(r, dict) and "question_id" in r for r in records):
         raise NeoweaveError(f"{path} is not a list of evaluation records")
     return records
+
+
+def load_bertscore_model(run: Path) -> str | None:
+    """The BERTScore model a report directory's summary names; None when it names none (no summary, or a run
+    without BERTScore)."""
+    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json") if run.is_file() else None
+    if path is None:
+        return None
+    try:
+        model = json.loads(path.read_text(encoding="utf-8")).get("bertscore_model")
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None
+    return str(model) if model else None
 
 
 def load_runs(runs: list[Path]) -> list[dict[str, Any]]:
@@ -131,6 +149,12 @@ def comparison_markdown(comparison: Comparison, *, max_flipped: int = 50) -> str
         lines.append(f"| {row['a_strategy']} | {row['b_strategy']} | {row['k']} | {row['type']} | {row['metric']} | "
                      f"{row['n']} | {row['a']:.{digits}f} | {row['b']:.{digits}f} | {row['diff']:+.{digits}f}{mark} | "
                      f"[{row['ci_low']:+.{digits}f}, {row['ci_high']:+.{digits}f}] |")
+    if any(row["metric"].startswith(BERTSCORE_METRICS) for row in comparison.rows):
+        a_model, b_model = (model or f"not recorded (neoweave's default: {BertScoreModel().describe()})"
+                            for model in comparison.bertscore_models)
+        where = f"on both runs: {a_model}" if a_model == b_model else f"on A: {a_model}; on B: {b_model}"
+        lines += ["", f"BERTScore {where}. It compares runs scored alike, not with published BERTScore "
+                  "(roberta-large, rescaled)."]
     if comparison.flipped:
         gained = sum(f["direction"] == "gained" for f in comparison.flipped)
         lines += ["", f"## Flipped questions ({gained} gained, {len(comparison.flipped) - gained} lost in B)", "",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neoweave.errors import NeoweaveError
+from neoweave.eval.similarity import BertScoreModel
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def _table(table: PaperTable, overall: list[dict[str, Any]], prompts: dict[tuple
                 if any(key in row for row in overall)]
     about = [f"What it reports: {table.reports}."]
     if table.bertscore and any(key.startswith(("bertscore", "context_bertscore")) for key, _ in columns):
-        about.append(f"BERTScore here: {bertscore_model or 'all-MiniLM-L6-v2 layer last, no baseline rescaling'}"
+        about.append(f"BERTScore here: {bertscore_model or BertScoreModel().describe()}"
                      " (the papers': roberta-large layer 17; give it with --bertscore-model DIR --bertscore-layer 17)"
                      ".")
     lines = [f"### {table.paper}", "", " ".join(about), "",

@@ -8,6 +8,7 @@ roberta-large (layer 17, rescaled), so neoweave's values compare strategies with
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from functools import cache
 
@@ -86,6 +87,11 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
 
 
 def answer_similarity(embedder, answer: str, reference: str) -> float:
-    """Cosine of the answer's and the reference's embeddings (RAGAS answer similarity, KHL-RAG's A-Sim)."""
+    """Cosine of the answer's and the reference's embeddings (RAGAS answer similarity, KHL-RAG's A-Sim, 003 eq.
+    13): the dot product over both norms, so an embedder that does not normalise scores the same, and a negative
+    cosine stays negative as the equation has it. A zero vector has no direction: 0."""
     first, second = embedder.embed([answer or " ", reference or " "])
-    return min(1.0, max(0.0, sum(x * y for x, y in zip(first, second, strict=True))))  # unit vectors: rounding
+    norms = math.sqrt(sum(x * x for x in first)) * math.sqrt(sum(y * y for y in second))
+    if norms == 0.0:
+        return 0.0
+    return min(1.0, max(-1.0, sum(x * y for x, y in zip(first, second, strict=True)) / norms))  # rounding only
