@@ -207,3 +207,41 @@ def test_paper_tables_over_several_runs_each_strategy_from_one(tmp_path, monkeyp
         assert not exc.code, capsys.readouterr().err
     assert "| naive | 10 | 1.000 | 0.100 |" in out.read_text(encoding="utf-8")
     assert "with this run's numbers" in out.read_text(encoding="utf-8")
+
+
+def test_merged_blocks_report_what_one_run_over_their_questions_reports(falkordb_store, embedder, site, tmp_path):
+    from neoweave.eval.merge import merge_runs, write_merged
+    from neoweave.eval.report import write_report
+    from neoweave.eval.runner import Question, RunConfig, run, summarize
+    from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
+
+    Ingestor(falkordb_store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(site)
+    gold = "https://docs.example.org/tiny/guide/memory.html#garbage-collection"
+    questions = [Question(str(i), q, "", [], [gold], type=kind) for i, (q, kind) in enumerate(
+        [("What does the garbage collector find?", "a"), ("How is memory freed?", "b"),
+         ("What schedules coroutines?", "a"), ("How do I cancel a task?", "b")])]
+
+    def evaluate(chosen, out, **parameters):
+        config = RunConfig(["naive", "larag"], [1, 2], bertscore=None, parameters=parameters)
+        evaluation = run(falkordb_store, embedder, chosen, config, progress=False)
+        write_report(out, evaluation, summarize(evaluation), "block", setup={"neoweave commit": "abc"}, plot=False)
+        return summarize(evaluation)
+
+    whole = evaluate(questions, tmp_path / "whole")
+    evaluate(questions[:1], tmp_path / "first")
+    evaluate(questions[1:], tmp_path / "rest")
+    write_merged([tmp_path / "first", tmp_path / "rest"], tmp_path / "merged")
+    merged = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    keys = ("strategy", "k", "type", "questions", "hit", "perfect", "recall", "mrr", "doc_precision", "chunks")
+    assert [{key: row.get(key) for key in keys} for row in merged["rows"]] == \
+           [{key: row.get(key) for key in keys} for row in whole]
+    assert {row["type"] for row in merged["rows"]} == {"all", "a", "b"}
+    assert merged["setup"]["questions"] == 4 and "wall_s" not in merged["rows"][0]
+    assert "Orion-RAG" in (tmp_path / "merged" / "report.md").read_text()  # the paper tables over all four
+    with pytest.raises(NeoweaveError, match="question 0 of naive at k = 1 is in both"):
+        merge_runs([tmp_path / "first", tmp_path / "whole"])
+    evaluate(questions[1:], tmp_path / "published", larag={"profile": "paper"})
+    with pytest.raises(NeoweaveError, match=r"profile neoweave in .* and paper in"):
+        merge_runs([tmp_path / "first", tmp_path / "published"])
+    with pytest.raises(NeoweaveError, match="two or more"):
+        merge_runs([tmp_path / "first"])

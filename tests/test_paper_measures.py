@@ -132,6 +132,46 @@ def test_thesis_retrieval_bertscore_against_the_ground_truth_context(falkordb_st
     assert evaluation.bertscore_model and "no baseline rescaling" in evaluation.bertscore_model
 
 
+def _bert_score_library(candidates, references):
+    bert_score = pytest.importorskip("bert_score")
+    from transformers import AutoConfig
+
+    from neoweave.embeddings import model_location
+
+    location = model_location("all-MiniLM-L6-v2")
+    p, r, f = bert_score.score(candidates, references, model_type=location,
+                               num_layers=AutoConfig.from_pretrained(location).num_hidden_layers, verbose=False)
+    return [(float(a), float(b), float(c)) for a, b, c in zip(p, r, f, strict=True)]
+
+
+def test_bertscore_is_bert_scores_own_where_the_texts_fit():
+    from neoweave.eval.similarity import bert_scores_prf
+
+    candidates = ["The garbage collector finds reference cycles and frees them.", "Paris", "asyncio.run"]
+    references = [["Python's cyclic garbage collector detects reference cycles."],
+                  ["The capital of France is Paris.", "Paris, France"],  # several golds: the best of each column
+                  ["Use asyncio.run() to start the event loop."]]
+    ours = bert_scores_prf(candidates, references)
+    assert ours == [pytest.approx(row, abs=1e-5) for row in _bert_score_library(candidates, references)]
+    assert bert_scores_prf(["", "Paris"], [["Paris"], [" "]]) == [(0.0, 0.0, 0.0), (0.0, 0.0, 0.0)]
+
+
+def test_bertscore_counts_every_word_piece_of_a_long_context():
+    from neoweave.eval.similarity import bert_scores_prf
+
+    filler = " ".join(["The river winds through the valley past old mills and quiet farms."] * 60)  # ~900 pieces
+    evidence = "Python's cyclic garbage collector detects reference cycles and frees unreachable objects."
+    long_context = f"{filler} {evidence}"
+    (p, r, f1), = bert_scores_prf([long_context], [[evidence]])
+    (_, r_cut, _), = _bert_score_library([long_context], [[evidence]])
+    # eq. 4.3 averages over the ground truth's tokens, each matched anywhere in the context: the evidence at the
+    # end is found; cut at 512 word pieces, the context is filler only
+    assert r > 0.6 and r > r_cut + 0.4  # here 0.68 against 0.14
+    assert p < 0.3  # eq. 4.2: the filler's pieces match the evidence poorly and are averaged in
+    assert f1 == pytest.approx(2 * p * r / (p + r))
+    assert bert_scores_prf([long_context], [[long_context]]) == [pytest.approx((1.0, 1.0, 1.0))]
+
+
 def test_multihop_rag_keeps_the_facts_as_evidence_text(tmp_path):
     from neoweave.eval.datasets.multihop_rag import convert_multihop_rag
     from neoweave.eval.runner import load_qa

@@ -196,6 +196,20 @@ def tables(
     console.print(text, highlight=False, soft_wrap=True)
 
 
+@eval_app.command("merge")
+def merge(
+    runs: Annotated[list[Path], typer.Argument(help="report directories of runs over disjoint questions (blocks "
+                                              "of one QA set), two or more")],
+    out: Annotated[Path, typer.Option("--out", help="write the merged report here")],
+    title: Annotated[str | None, typer.Option("--title", help="the report's title")] = None,
+) -> None:
+    """One report from runs made in blocks of questions: the summary, the equal-budget and per-paper tables over
+    all their questions, as one run would give them (wall time and memory stay per run)."""
+    from neoweave.eval.merge import write_merged
+
+    console.print(f"report: {write_merged(runs, out, title)}", highlight=False)
+
+
 @eval_app.command("rescore")
 def rescore(
     runs: Annotated[list[Path], typer.Argument(help="report directories (records.json, summary.json) to rescore")],

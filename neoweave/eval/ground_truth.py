@@ -3,8 +3,9 @@ ground-truth context by BERTScore precision, recall and F1.
 
 The ground-truth context of a question is the evidence text its QA record gives (`evidence_text`: MultiHop-RAG's
 facts, written by `neoweave datasets multihop-rag`); without one, the stored text of its gold evidence (every
-chunk of a gold document, or of a gold section), read once for the whole run. BERTScore truncates both texts to
-the model's input length (512 word pieces for MiniLM, as for the thesis's roberta-large).
+chunk of a gold document, or of a gold section), read once for the whole run. Every word piece of both texts
+counts, as the equations sum over all tokens: bert-score alone would cut each text at the model's input (512
+word pieces), where a context of 5 chunks and one of 10 score alike.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def ground_truth_contexts(run: Any, questions: Sequence[GoldQuestion]) -> dict[s
 def score_contexts(records: list[dict[str, Any]], truths: dict[str, str], model: BertScoreModel | None) -> None:
     """`context_bertscore_p`, `_r` and `_f1` on every record with a retrieved context (`_contexts`) and a
     ground-truth context, in one BERTScore batch; records without either get none (not a zero)."""
-    scored = [r for r in records if r.get("_contexts") and truths.get(r["question_id"])]
+    # by question, so the records of one question (one per strategy and k) share a BERTScore group and its
+    # ground truth is encoded once
+    scored = sorted((r for r in records if r.get("_contexts") and truths.get(r["question_id"])),
+                    key=lambda r: str(r["question_id"]))
     if not scored:
         return
     scores = bert_scores_prf(["\n\n".join(r["_contexts"]) for r in scored],

