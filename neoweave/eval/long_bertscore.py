@@ -74,6 +74,7 @@ def piece_embeddings(texts: list[str], name: str, layer: int | None, batch_size:
     encoder = _encoder(name, layer)
     ids = [encoder.tokenizer.encode(text.strip(), add_special_tokens=False, verbose=False) for text in texts]
     jobs = [(t, start) for t, pieces in enumerate(ids) for start in _windows(len(pieces), encoder.window)]
+    jobs.sort(key=lambda job: min(encoder.window, len(ids[job[0]]) - job[1]))  # alike lengths batched: less padding
     dimension = encoder.model.config.hidden_size
     out = [torch.zeros(len(pieces), dimension) for pieces in ids]
     margin = [torch.full((len(pieces),), -1) for pieces in ids]

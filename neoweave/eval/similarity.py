@@ -75,6 +75,9 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
 
     model = model or BertScoreModel()
     log.info("BERTScore over %d texts with %s", len(scored), model.describe())
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(scored), desc="BERTScore", unit="text", disable=len(scored) < 2 * _GROUP)
     for first in range(0, len(scored), _GROUP):  # a group's vectors at a time: long gold pages are large
         group = scored[first:first + _GROUP]
         texts = list(dict.fromkeys([predictions[i] for i in group] + [g for i in group for g in references[i]]))
@@ -82,6 +85,8 @@ def bert_scores_prf(predictions: list[str], golds: list[list[str]], model: BertS
         for i in group:  # a text met twice (one gold page for several answers) is encoded once
             scores = [score(vectors[predictions[i]], vectors[gold]) for gold in references[i]]
             results[i] = tuple(max(column) for column in zip(*scores, strict=True))  # type: ignore[assignment]
+        bar.update(len(group))
+    bar.close()
     return results
 
 
