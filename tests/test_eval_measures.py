@@ -108,6 +108,8 @@ def test_compare_names_the_bertscore_model_of_each_run(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps({"bertscore_model": "roberta-large layer 17"}))
     assert load_bertscore_model(tmp_path) == "roberta-large layer 17"
     assert load_bertscore_model(tmp_path / "missing") is None
+    (tmp_path / "records.json").write_text("[]")
+    assert load_bertscore_model(tmp_path / "records.json") == "roberta-large layer 17"  # the summary beside it
     comparison = compare_runs(a, b, metrics=("bertscore",))
     comparison.bertscore_models = (load_bertscore_model(tmp_path / "missing"), load_bertscore_model(tmp_path))
     text = comparison_markdown(comparison)

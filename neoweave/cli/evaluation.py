@@ -248,6 +248,7 @@ def pairwise(
     from neoweave.eval.compare import load_records
     from neoweave.eval.judge import Judge
     from neoweave.eval.pairwise import answer_pairs, pairwise_markdown, pairwise_win_rates
+    from neoweave.eval.run_files import summary_path
     from neoweave.kb import KnowledgeBase
 
     if limit is not None and limit < 1:
@@ -257,8 +258,9 @@ def pairwise(
     cfg = settings()
     if judge_model:
         cfg.judge.model = judge_model
-    answered_by = json.loads((run / "summary.json").read_text()).get("setup", {}).get("answers", "") if (
-        run / "summary.json").is_file() else ""
+    summary_file = summary_path(run)
+    answered_by = json.loads(summary_file.read_text()).get("setup", {}).get("answers", "") if (
+        summary_file.is_file()) else ""
     with KnowledgeBase(cfg) as kb:
         gateway = kb.judge_llm
         judge = Judge(gateway, kb.embedder,

@@ -15,6 +15,7 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.eval.analysis import bootstrap_ci
+from neoweave.eval.run_files import records_path, summary_path
 from neoweave.eval.similarity import BertScoreModel
 
 DEFAULT_METRICS = ("hit", "perfect", "recall", "mrr", "precision", "answer_in_context", "exact_match", "f1",
@@ -40,7 +41,7 @@ class Comparison:
 
 
 def load_records(run: Path) -> list[dict[str, Any]]:
-    path = run / "records.json" if run.is_dir() else run
+    path = records_path(run)
     if not path.is_file():
         raise NeoweaveError(f"no evaluation records at {path}", hint="give a report directory written by "
                             "`neoweave eval --out DIR`")
@@ -56,8 +57,8 @@ def load_records(run: Path) -> list[dict[str, Any]]:
 def load_bertscore_model(run: Path) -> str | None:
     """The BERTScore model a report directory's summary names; None when it names none (no summary, or a run
     without BERTScore)."""
-    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json") if run.is_file() else None
-    if path is None:
+    path = summary_path(run)
+    if not path.is_file():
         return None
     try:
         model = json.loads(path.read_text(encoding="utf-8")).get("bertscore_model")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neoweave.errors import NeoweaveError
+from neoweave.eval.run_files import summary_path
 from neoweave.eval.similarity import BertScoreModel
 
 
@@ -163,8 +164,9 @@ def paper_tables_markdown(rows: list[dict[str, Any]], records: list[dict[str, An
 
 
 def load_summary(run: Path) -> dict[str, Any]:
-    """The summary a `neoweave eval --out RUN` wrote (RUN/summary.json, or the file itself), its rows checked."""
-    path = run / "summary.json" if run.is_dir() else run.with_name("summary.json")
+    """The summary a `neoweave eval --out RUN` wrote (RUN/summary.json, or the one beside a file of RUN), its rows
+    checked."""
+    path = summary_path(run)
     if not path.is_file():
         raise NeoweaveError(f"no evaluation summary at {path}", hint="give a report directory written by "
                             "`neoweave eval --out DIR`")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from neoweave.eval.analysis import answer_analysis, summarize_budgets
 from neoweave.eval.paper_tables import paper_tables_markdown
+from neoweave.eval.run_files import RECORDS_FILE, SUMMARY_FILE
 
 if TYPE_CHECKING:
     from neoweave.eval.runner import EvalRun
@@ -168,8 +169,8 @@ def write_report(out: Path, evaluation: EvalRun, rows: list[dict[str, Any]], tit
                  setup: dict[str, Any] | None = None, plot: bool = True) -> Path:
     """report.md, summary.json, records.json and (with matplotlib) plot.png in `out`."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "records.json").write_text(json.dumps(evaluation.records, indent=1, default=str))
-    (out / "summary.json").write_text(json.dumps({"title": title, "setup": setup or {},
+    (out / RECORDS_FILE).write_text(json.dumps(evaluation.records, indent=1, default=str))
+    (out / SUMMARY_FILE).write_text(json.dumps({"title": title, "setup": setup or {},
                                                   "bertscore_model": evaluation.bertscore_model,
                                                   "judge_model": evaluation.judge_model,
                                                   "judge_warning": evaluation.judge_warning, "rows": rows,

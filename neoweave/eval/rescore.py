@@ -16,6 +16,7 @@ from neoweave.eval import measures
 from neoweave.eval.compare import load_records
 from neoweave.eval.paper_measures import khl_scores
 from neoweave.eval.paper_tables import load_summary
+from neoweave.eval.run_files import records_path, summary_path
 
 RESCORED = ("khl_c_rec", "khl_a_corr", "khl_a_rel", "doc_precision")
 
@@ -58,8 +59,7 @@ def rescore_run(run: Path, evidence: dict[str, list[str]] | None = None) -> int:
     summary = load_summary(run)
     changed = rescore_records(records, evidence)
     rescore_rows(summary["rows"], records)
-    summary_path = run / "summary.json"
-    files = {run / "records.json": records, summary_path: summary}
+    files = {records_path(run): records, summary_path(run): summary}
     try:  # both written aside first, then swapped in: a failure leaves the run as it was
         for path, data in files.items():
             path.with_suffix(".json.tmp").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
