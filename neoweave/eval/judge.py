@@ -166,7 +166,8 @@ class Judge:
         return verdict
 
     def context_recall(self, question: str, reference: str, contexts: list[str]) -> Verdict:
-        """Share of the reference answer's statements the retrieved context contains (KHL's C-Rec)."""
+        """RAGAS's context recall: the share of the reference answer's statements the retrieved context contains,
+        judged (KHL-RAG's C-Rec is lexical: `paper_measures.khl_context_recall`)."""
         value, verdict = self._ask(
             "context_recall",
             "Break the reference answer into statements and decide for each whether the context contains it.",
@@ -224,7 +225,8 @@ class Judge:
         return answer_similarity(self.embedder, answer, reference)
 
     def answer_correctness(self, question: str, answer: str, reference: str) -> Verdict:
-        """alpha x factual F1 (statements classified against the reference) + (1 - alpha) x similarity (A-Corr)."""
+        """RAGAS's answer correctness: alpha x factual F1 (statements classified against the reference, judged) +
+        (1 - alpha) x similarity (KHL-RAG's A-Corr uses token F1: `paper_measures.khl_answer_correctness`)."""
         value, verdict = self._ask(
             "answer_correctness",
             "Compare the answer with the reference answer: list the answer's statements the reference supports "
