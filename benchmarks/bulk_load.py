@@ -53,10 +53,10 @@ from scale import (  # noqa: E402
 )
 
 from neoweave.embeddings import Embedder  # noqa: E402
-from neoweave.store.base import batched  # noqa: E402
 from neoweave.store.falkordb_server import EmbeddedFalkorDB  # noqa: E402
 from neoweave.store.falkordb_store import FalkorDBStore  # noqa: E402
 from neoweave.store.falkordb_wire import params_header  # noqa: E402
+from neoweave.store.values import batched  # noqa: E402
 
 log = logging.getLogger("bulk_load")
 

@@ -16,7 +16,7 @@ from neoweave.kb.transfer_files import (
     rel_statement,
     vector_properties,
 )
-from neoweave.store.base import looks_like_write
+from neoweave.store.values import looks_like_write
 
 DIM = 4
 

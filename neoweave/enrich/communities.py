@@ -44,7 +44,8 @@ from neoweave.enrich.community_reports_llm import ChildReport, LLMReporter
 from neoweave.enrich.leiden import Community, Edge, detect, entity_edges, graph_fingerprint
 from neoweave.errors import NeoweaveError
 from neoweave.registry import register_step
-from neoweave.store.base import GraphStore, batched, now_iso
+from neoweave.store.base import GraphStore
+from neoweave.store.values import batched, now_iso
 
 log = logging.getLogger(__name__)
 

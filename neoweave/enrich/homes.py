@@ -18,7 +18,10 @@ from tqdm import tqdm
 
 from neoweave.enrich.base import EnrichReport
 from neoweave.nlp.names import entity_key, normalize, title_variants
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore
+
+# Rule priority: a name matched by a better rule ignores weaker matches.
+from neoweave.store.values import now_iso
 
 # Rule priority: a name matched by a better rule ignores weaker matches.
 RULES = ("document-title", "section-title", "anchor", "parenthetical", "head")

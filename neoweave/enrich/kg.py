@@ -29,8 +29,9 @@ from neoweave.nlp.extract_fast import FastExtractor
 from neoweave.nlp.extraction import ChunkExtraction, redirect
 from neoweave.nlp.names import DEFAULT_TYPES
 from neoweave.registry import register_step
-from neoweave.store.base import WriteUnit, now_iso
+from neoweave.store.base import WriteUnit
 from neoweave.store.provenance import RECOUNT_BATCH
+from neoweave.store.values import now_iso
 
 ENTITY_EMBED_CHARS = 160
 

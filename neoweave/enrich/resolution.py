@@ -34,7 +34,8 @@ from neoweave.enrich.base import EnrichReport, StepContext
 from neoweave.enrich.kg_writes import fold_mentions
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.names import STOPWORDS, acronym, compatible, without_honorific
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore
+from neoweave.store.values import now_iso
 
 _NUMBER = re.compile(r"^(?:\d+|[ivxlcdm]+)$")
 _NUMBERED = re.compile(r"\d")

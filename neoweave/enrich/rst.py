@@ -31,7 +31,8 @@ from neoweave.llm import structured_each
 from neoweave.nlp.extract_fast import FastExtractor
 from neoweave.nlp.sentences import sentences
 from neoweave.registry import register_step
-from neoweave.store.base import WriteUnit, now_iso
+from neoweave.store.base import WriteUnit
+from neoweave.store.values import now_iso
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from neoweave.enrich.finish_record import FinishRecord, finish_fingerprint
 from neoweave.errors import NeoweaveError
 from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import ENRICH_STEPS
-from neoweave.store.base import GraphStore, WriteSpan
+from neoweave.store.base import GraphStore
+from neoweave.store.values import WriteSpan
 
 log = logging.getLogger(__name__)
 

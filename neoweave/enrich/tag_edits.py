@@ -19,7 +19,8 @@ from typing import Any
 from neoweave.enrich.tag_paths import checked_tag, refresh_tag_paths
 from neoweave.errors import NeoweaveError
 from neoweave.protocols import TextEmbedder
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore
+from neoweave.store.values import now_iso
 
 REBUILD_AFTER = 200
 """Chunks re-embedded by one edit above which FalkorDB's vector indexes are rebuilt (its HNSW keeps a stale copy

@@ -13,7 +13,8 @@ from typing import Any
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.keyphrases import normalize_tag
 from neoweave.protocols import TextEmbedder
-from neoweave.store.base import GraphStore, batched
+from neoweave.store.base import GraphStore
+from neoweave.store.values import batched
 
 SEPARATOR = " > "
 

@@ -24,8 +24,9 @@ from neoweave.errors import NeoweaveError
 from neoweave.nlp.extract_fast import FastExtractor
 from neoweave.nlp.keyphrases import normalize_tag
 from neoweave.registry import register_step
-from neoweave.store.base import WriteUnit, now_iso
+from neoweave.store.base import WriteUnit
 from neoweave.store.provenance import forget_unused
+from neoweave.store.values import now_iso
 
 log = logging.getLogger(__name__)
 

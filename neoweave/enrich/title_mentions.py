@@ -28,7 +28,8 @@ from neoweave.enrich.kg_writes import queue_writes
 from neoweave.nlp.extraction import ChunkExtraction, Mention, redirect
 from neoweave.nlp.link_context import link_context
 from neoweave.nlp.names import normalize
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore
+from neoweave.store.values import now_iso
 
 _TOKEN = re.compile("[\\w][\\w'\u2019+#-]*(?:\\.\\w[\\w'\u2019+#-]*)*")
 _POSSESSIVE_END = re.compile("(?:'s|\u2019s|'|\u2019)$")

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from neoweave.ingest.documents import Document
-from neoweave.store.base import GraphStore, now_iso
+from neoweave.store.base import GraphStore
 from neoweave.store.provenance import counted_by, forget_chunks, forget_unused
+from neoweave.store.values import now_iso
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from typing import Any
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.kb.files import file_entry, fsync, neoweave_version, staged_directory, verify_checksums
-from neoweave.store.base import now_iso
 from neoweave.store.falkordb_backup import Progress, exclusive, install, snapshot, stored_nodes
+from neoweave.store.values import now_iso
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from neoweave.errors import NeoweaveError
 from neoweave.graph_schema.model import BOOKKEEPING, SCHEMA_VERSION, NodeLabel, RelType
 from neoweave.kb import transfer_files as files
 from neoweave.kb.files import file_entry, neoweave_version, staged_directory
-from neoweave.store.base import Counts, GraphStore, now_iso
+from neoweave.store.base import GraphStore
+from neoweave.store.values import Counts, now_iso
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ from neoweave.errors import NeoweaveError
 from neoweave.graph_schema.footprint import Footprint, overlaps
 from neoweave.query.walk_build import WALK_READS
 from neoweave.query.walk_index import WalkIndexes
-from neoweave.store.base import GraphStore, WriteSpan
+from neoweave.store.base import GraphStore
+from neoweave.store.values import WriteSpan
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.names import STOPWORDS, concept_key, normalize
-from neoweave.store.base import GraphStore, fulltext_terms
+from neoweave.store.base import GraphStore
+from neoweave.store.values import fulltext_terms
 
 _WORD = re.compile("[\\w][\\w.'\u2019+#-]*")
 MAX_NGRAM = 6

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from neoweave.config import Settings
-from neoweave.store.base import Counts, GraphStore, Hit
+from neoweave.store.base import GraphStore
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.values import Counts, Hit
 
 __all__ = ["Counts", "EmbeddedFalkorDB", "GraphStore", "Hit", "embedded_server", "open_store"]
 

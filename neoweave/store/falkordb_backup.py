@@ -36,9 +36,9 @@ from falkordb import FalkorDB
 
 from neoweave.cypher import registry
 from neoweave.errors import NeoweaveError
-from neoweave.store.base import META_ID
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import decode_reply, params_header
+from neoweave.store.values import META_ID
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,10 @@ from falkordb import FalkorDB
 from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
-from neoweave.store.base import GraphStore, WriteUnit, batched
+from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import decode_reply, params_header
+from neoweave.store.values import batched
 
 _VECTOR_QUERY = "db.idx.vector.queryNodes"
 

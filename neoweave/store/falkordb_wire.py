@@ -10,7 +10,7 @@ from typing import Any
 import redis
 from falkordb.helpers import stringify_param_value
 
-from neoweave.store.base import strip_vectors
+from neoweave.store.values import strip_vectors
 
 _SCALARS = (str, int, float, bool, type(None))
 

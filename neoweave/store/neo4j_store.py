@@ -13,7 +13,8 @@ from neo4j import exceptions as neo4j_errors
 
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, render_ddl
-from neoweave.store.base import GraphStore, WriteUnit, strip_vectors
+from neoweave.store.base import GraphStore, WriteUnit
+from neoweave.store.values import strip_vectors
 
 log = logging.getLogger(__name__)
 
