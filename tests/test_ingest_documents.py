@@ -227,7 +227,7 @@ def test_missing_libraries_skip_the_file_naming_the_extra(tmp_path):
     assert "manual.pdf: PDF support is not installed: pip install 'neoweave[documents]'" in lines[1]
 
 
-def test_pdf_and_docx_ingest_into_the_graph(falkordb_store, embedder, tmp_path):
+def test_pdf_and_docx_ingest_into_the_graph(falkordb_store, embedder, tmp_path, monkeypatch):
     (tmp_path / "manual.pdf").write_bytes(_manual_pdf())
     _handbook_docx(tmp_path / "handbook.docx")
     (tmp_path / "notes.md").write_text("# Notes\n\nDisks fill up: read the [storage chapter](manual.pdf#page=2) "
@@ -256,6 +256,13 @@ def test_pdf_and_docx_ingest_into_the_graph(falkordb_store, embedder, tmp_path):
     hits = falkordb_store.fulltext_search("chunk_text", "wallaby", 3)  # a DOCX table cell
     assert hits and hits[0].properties["section_id"].endswith("handbook.docx#backups")
     assert falkordb_store.fulltext_search("chunk_text", "koala", 3)  # a PDF table row
+    from neoweave.ingest import docx, pdf
+
+    def not_again(*args, **kwargs):
+        raise AssertionError(f"{kwargs['source']} is unchanged: its hash matches, so it is not parsed again")
+
+    monkeypatch.setattr(pdf, "parse_pdf", not_again)
+    monkeypatch.setattr(docx, "parse_docx", not_again)
     again = ingestor.ingest(tmp_path)
     assert (again.documents_new, again.documents_changed, again.documents_unchanged) == (0, 0, 3)
 

@@ -276,3 +276,35 @@ def test_next_steps_name_every_built_layer_and_bring_it_up_to_date(kb, tmp_path)
     for layer in report.layers:
         kb.enrich(layer.step, layer.method, **({"n_process": 1} if layer.step == "kg" else {}))
     assert _failing_checks(kb.store) == {}
+
+
+def test_unchanged_files_are_not_parsed_again(kb, tmp_path, monkeypatch):
+    """A re-read compares a file's content hash with its stored document's before parsing it: parsing is most of
+    a re-read's time (the Python docs: 65 s for a sync that changed nothing), and it could only give what is
+    stored. A changed file is parsed; a chunking change parses them all."""
+    from neoweave.ingest import html, text
+
+    folder = _write(tmp_path / "docs", PAGES)
+    kb.sync(folder)
+    parsed: list[str] = []
+    for module, name in ((html, "parse_html"), (text, "parse_text")):
+        original = getattr(module, name)
+
+        def counting(*args, _original=original, **kwargs):
+            parsed.append(kwargs["source"])
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counting)
+    before = _snapshot(kb.store)
+    again = kb.sync(folder)
+    assert parsed == [] and again.unchanged == 4 and not (again.added or again.updated or again.deleted)
+    assert again.ingest.documents_unchanged == 4 and _snapshot(kb.store) == before
+    assert kb.sync(folder, dry_run=True).unchanged == 4 and parsed == []
+    assert kb.ingest(folder).documents_unchanged == 4 and parsed == []
+
+    (folder / "guide.md").write_text(PAGES["guide.md"] + "\nA cancelled task raises CancelledError.\n")
+    report = kb.sync(folder)
+    assert parsed == [str(folder / "guide.md")]
+    assert [d.id for d in report.updated] == [(folder / "guide.md").as_uri()] and report.unchanged == 3
+    parsed.clear()
+    assert kb.ingest(folder, chunk_size=300).documents_changed == 4 and len(parsed) == 4

@@ -86,6 +86,18 @@ class Document:
 
 
 @dataclass(frozen=True)
+class Unchanged:
+    """A file whose content hash (its bytes and the settings that shape its graph) is the stored document's:
+    it is not parsed, since parsing could only give the document already stored (HTML, text, Markdown, PDF and
+    DOCX files, one document each)."""
+
+    id: str
+    source: str
+    path: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An input that was not ingested, and why (shown to the user with its file and line)."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker, ChunkingOptions
-from neoweave.ingest.documents import Document, Skipped
+from neoweave.ingest.documents import Document, Skipped, Unchanged
 from neoweave.ingest.link_contexts import embed_all_link_contexts
 from neoweave.ingest.records import record_to_document
 from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
@@ -173,7 +173,12 @@ class Ingestor:
 
     def ingest(self, path: str | Path) -> IngestReport:
         """Ingest a file or folder (HTML, JSON/JSONL records, text, Markdown, PDF, DOCX)."""
-        return self._ingest(lambda stats: iter_documents(path, self.options.sources, self._hash_settings(), stats))
+        return self._ingest(lambda stats: iter_documents(path, self.options.sources, self._hash_settings(), stats,
+                                                         self.stored_hash))
+
+    def stored_hash(self, doc_id: str) -> str | None:
+        """The content hash stored for a document (None: not in the graph): files that match are not parsed."""
+        return self.writer.stored_hashes([doc_id]).get(doc_id)
 
     def ingest_records(self, records: Iterable[Any], *, source: str) -> IngestReport:
         """Ingest records given in memory ({"id", "title", "text", "url", "metadata"}, as in a JSONL file), e.g.
@@ -186,7 +191,7 @@ class Ingestor:
 
         return self._ingest(items)
 
-    def _ingest(self, items: Callable[[SourceStats], Iterable[Document | Skipped]]) -> IngestReport:
+    def _ingest(self, items: Callable[[SourceStats], Iterable[Document | Unchanged | Skipped]]) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
         self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
@@ -304,6 +309,14 @@ class Ingestor:
                 log.info("skipped %s", item)
                 continue
             progress.parsed()
+            if isinstance(item, Unchanged):  # its file matched the stored hash: not parsed
+                if item.id in seen:
+                    report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
+                                                               f"(first seen in {seen[item.id]})"))
+                else:
+                    seen[item.id] = item.source
+                    report.documents_unchanged += 1
+                continue
             if item.id in seen:
                 report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
                                                            f"(first seen in {seen[item.id]})"))

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import html, records, text
-from neoweave.ingest.documents import Document, Skipped, content_hash
+from neoweave.ingest.documents import Document, Skipped, Unchanged, content_hash
 from neoweave.input_formats import BINARY_FORMATS, FORMATS, Format
 from neoweave.input_formats import EXTENSIONS as _EXTENSIONS
 
-__all__ = ["FORMATS", "Format", "SourceOptions", "SourceStats", "iter_documents"]
+StoredHash = Callable[[str], str | None]
+"""A document id -> the content hash the graph holds for it (None: not stored)."""
+
+__all__ = ["FORMATS", "Format", "SourceOptions", "SourceStats", "StoredHash", "iter_documents"]
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,13 @@ def _jsonl_lines(path: Path, stats: SourceStats | None = None) -> Iterator[tuple
 
 
 def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict[str, dict],
-                   stats: SourceStats | None = None) -> Iterator[Document | Skipped]:
+                   stats: SourceStats | None = None, stored_hash: StoredHash | None = None
+                   ) -> Iterator[Document | Unchanged | Skipped]:
     """Parsed documents (without chunks) and skipped inputs of `path`, in a stable order.
 
     `hash_settings` maps a document format to the settings folded into its content hash (chunking).
+    `stored_hash(id)` gives the content hash the graph holds for a document id (None: not stored); a one-document
+    file whose hash it matches is yielded as `Unchanged`, unparsed (parsing is most of a re-read's time).
     """
     root = Path(path).expanduser()
     if not root.exists():
@@ -129,7 +135,8 @@ def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict
         source = str(file)
         read_before = stats.bytes_read
         try:
-            yield from _parse_file(file, source, fmt, relative, root_url, options, hash_settings, stats)
+            yield from _parse_file(file, source, fmt, relative, root_url, options, hash_settings, stats,
+                                   stored_hash)
         except Exception as exc:
             yield Skipped(source, f"could not be parsed: {type(exc).__name__}: {exc}")
         stats.bytes_read = read_before + _size(file)
@@ -143,7 +150,8 @@ def _size(file: Path) -> int:
 
 
 def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str, options: SourceOptions,
-                hash_settings: dict[str, dict], stats: SourceStats) -> Iterator[Document | Skipped]:
+                hash_settings: dict[str, dict], stats: SourceStats, stored_hash: StoredHash | None
+                ) -> Iterator[Document | Unchanged | Skipped]:
     if fmt == "jsonl":
         checked = _read_checked_head(file, source)
         if isinstance(checked, Skipped):
@@ -157,9 +165,13 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
     if isinstance(raw, Skipped):
         yield raw
         return
+    page_url = root_url + relative
     if fmt in BINARY_FORMATS:
-        yield from _with_path([_parse_binary(raw, source, fmt, root_url + relative, root_url, options,
-                                             hash_settings)], file)
+        digest = _binary_hash(raw, fmt, page_url, options, hash_settings)
+        if stored_hash is not None and stored_hash(page_url) == digest:
+            yield Unchanged(page_url, source, str(file), digest)
+            return
+        yield from _with_path([_parse_binary(raw, source, fmt, page_url, root_url, options, digest)], file)
         return
     if fmt == "json":
         try:
@@ -169,14 +181,16 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
             return
         yield from _with_path(records.iter_json(decoded, source=source, settings=hash_settings["record"]), file)
         return
-    page_url = root_url + relative
     if fmt == "html":
+        digest = content_hash(raw, {**hash_settings["html"], "parser": html.PARSER_VERSION,
+                                    "html": repr(options.html), "url": page_url})
+        if stored_hash is not None and stored_hash(page_url) == digest:
+            yield Unchanged(page_url, source, str(file), digest)
+            return
         decoded_html = html.decode_html(raw)
         if isinstance(decoded_html, Skipped):
             yield Skipped(source, decoded_html.reason)
             return
-        digest = content_hash(raw, {**hash_settings["html"], "parser": html.PARSER_VERSION,
-                                    "html": repr(options.html), "url": page_url})
         result = html.parse_html(decoded_html, doc_id=page_url, page_url=page_url, root_url=root_url,
                                  source=source, content_hash=digest, options=options.html)
     else:
@@ -188,25 +202,34 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
         markdown = fmt == "markdown"
         digest = content_hash(raw, {**hash_settings["markdown" if markdown else "text"],
                                     "parser": text.PARSER_VERSION, "url": page_url})
+        if stored_hash is not None and stored_hash(page_url) == digest:
+            yield Unchanged(page_url, source, str(file), digest)
+            return
         result = text.parse_text(decoded, doc_id=page_url, page_url=page_url, root_url=root_url, source=source,
                                  content_hash=digest, markdown=markdown,
                                  context_words=options.html.context_words)
     yield from _with_path([result], file)
 
 
+def _binary_hash(raw: bytes, fmt: str, page_url: str, options: SourceOptions, hash_settings: dict[str, dict]
+                 ) -> str:
+    from neoweave.ingest import docx, pdf
+
+    version = pdf.PARSER_VERSION if fmt == "pdf" else docx.PARSER_VERSION
+    settings = hash_settings.get(fmt, hash_settings.get("text", {}))  # callers that predate the format
+    return content_hash(raw, {**settings, "parser": version, "url": page_url,
+                              "context_words": options.html.context_words})
+
+
 def _parse_binary(raw: bytes, source: str, fmt: str, page_url: str, root_url: str, options: SourceOptions,
-                  hash_settings: dict[str, dict]) -> Document | Skipped:
+                  digest: str) -> Document | Skipped:
     """PDF and DOCX: their parsers import their libraries only now (a missing one skips the file, naming the
     extra that installs it)."""
     from neoweave.ingest import docx, pdf
 
     parser = pdf.parse_pdf if fmt == "pdf" else docx.parse_docx
-    version = pdf.PARSER_VERSION if fmt == "pdf" else docx.PARSER_VERSION
-    words = options.html.context_words
-    settings = hash_settings.get(fmt, hash_settings.get("text", {}))  # callers that predate the format
-    digest = content_hash(raw, {**settings, "parser": version, "url": page_url, "context_words": words})
     return parser(raw, doc_id=page_url, page_url=page_url, root_url=root_url, source=source, content_hash=digest,
-                  context_words=words)
+                  context_words=options.html.context_words)
 
 
 def _read_checked_head(path: Path, source: str) -> Skipped | None:

@@ -33,9 +33,9 @@ from typing import Any
 from tqdm import tqdm
 
 from neoweave.errors import NeoweaveError
-from neoweave.ingest.documents import Document, Skipped
+from neoweave.ingest.documents import Document, Skipped, Unchanged
 from neoweave.ingest.pipeline import IngestOptions, Ingestor, IngestReport
-from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
+from neoweave.ingest.sources import SourceOptions, SourceStats, StoredHash, iter_documents
 from neoweave.ingest.writer import GraphWriter
 from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
@@ -150,10 +150,12 @@ class _Reader:
     iteration has finished. It mirrors the pipeline's own choices: the first document with an id wins, and a
     document without text is not ingested."""
 
-    def __init__(self, root: Path, sources: SourceOptions, hash_settings: dict[str, dict]) -> None:
+    def __init__(self, root: Path, sources: SourceOptions, hash_settings: dict[str, dict],
+                 stored_hash: StoredHash | None = None) -> None:
         self.root = root
         self.sources = sources
         self.hash_settings = hash_settings
+        self.stored_hash = stored_hash
         self.documents: dict[str, _Read] = {}
         """Documents with text, by id (first occurrence), in read order."""
         self.first_source: dict[str, str] = {}
@@ -162,9 +164,9 @@ class _Reader:
         """File -> the first reason an input of it could not be read."""
         self.stats = SourceStats()
 
-    def __call__(self, stats: SourceStats) -> Iterator[Document | Skipped]:
+    def __call__(self, stats: SourceStats) -> Iterator[Document | Unchanged | Skipped]:
         self.stats = stats
-        for item in iter_documents(self.root, self.sources, self.hash_settings, stats):
+        for item in iter_documents(self.root, self.sources, self.hash_settings, stats, self.stored_hash):
             self._note(item)
             yield item
 
@@ -176,7 +178,7 @@ class _Reader:
                 bar.total = stats.bytes_total
                 bar.update(max(0, stats.bytes_read - bar.n))
 
-    def _note(self, item: Document | Skipped) -> None:
+    def _note(self, item: Document | Unchanged | Skipped) -> None:
         if isinstance(item, Skipped):
             self.skipped.append(item)
             self.unreadable.setdefault(_LIST_ITEM.sub("", item.source), item.reason)
@@ -186,6 +188,9 @@ class _Reader:
                                                      f"(first seen in {self.first_source[item.id]})"))
             return
         self.first_source[item.id] = item.source
+        if isinstance(item, Unchanged):  # stored with this hash, so it had text
+            self.documents[item.id] = _Read(item.path, item.source, item.content_hash)
+            return
         if not any(section.text.strip() for section in item.sections):  # the chunker makes no chunk of it
             self.skipped.append(Skipped(item.source, "no text to index"))
             return
@@ -219,7 +224,7 @@ def sync(store: GraphStore, embedder: TextEmbedder, path: str | Path, options: I
     folder = where if where.endswith(os.sep) else where + os.sep
     before = {row["id"]: row for row in store.run("documents_under_path", {"path": where, "folder": folder})}
     ingestor = _SyncIngestor(store, embedder, options)
-    reader = _Reader(root, options.sources, ingestor.hash_settings())
+    reader = _Reader(root, options.sources, ingestor.hash_settings(), ingestor.stored_hash)
     report = SyncReport(where, dry_run=dry_run)
     refresh = False
     if dry_run:
