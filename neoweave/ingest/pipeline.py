@@ -309,20 +309,15 @@ class Ingestor:
                 log.info("skipped %s", item)
                 continue
             progress.parsed()
-            if isinstance(item, Unchanged):  # its file matched the stored hash: not parsed
-                if item.id in seen:
-                    report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
-                                                               f"(first seen in {seen[item.id]})"))
-                else:
-                    seen[item.id] = item.source
-                    report.documents_unchanged += 1
-                continue
             if item.id in seen:
                 report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
                                                            f"(first seen in {seen[item.id]})"))
                 log.info("skipped %s", report.skipped[-1])
                 continue
             seen[item.id] = item.source
+            if isinstance(item, Unchanged):  # its file matched the stored hash: not parsed
+                report.documents_unchanged += 1
+                continue
             if not item.chunks:
                 report.skipped.append(Skipped(item.source, "no text to index"))
                 continue

@@ -168,8 +168,8 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
     page_url = root_url + relative
     if fmt in BINARY_FORMATS:
         digest = _binary_hash(raw, fmt, page_url, options, hash_settings)
-        if stored_hash is not None and stored_hash(page_url) == digest:
-            yield Unchanged(page_url, source, str(file), digest)
+        if unchanged := _unchanged(stored_hash, page_url, source, file, digest):
+            yield unchanged
             return
         yield from _with_path([_parse_binary(raw, source, fmt, page_url, root_url, options, digest)], file)
         return
@@ -184,8 +184,8 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
     if fmt == "html":
         digest = content_hash(raw, {**hash_settings["html"], "parser": html.PARSER_VERSION,
                                     "html": repr(options.html), "url": page_url})
-        if stored_hash is not None and stored_hash(page_url) == digest:
-            yield Unchanged(page_url, source, str(file), digest)
+        if unchanged := _unchanged(stored_hash, page_url, source, file, digest):
+            yield unchanged
             return
         decoded_html = html.decode_html(raw)
         if isinstance(decoded_html, Skipped):
@@ -202,13 +202,21 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
         markdown = fmt == "markdown"
         digest = content_hash(raw, {**hash_settings["markdown" if markdown else "text"],
                                     "parser": text.PARSER_VERSION, "url": page_url})
-        if stored_hash is not None and stored_hash(page_url) == digest:
-            yield Unchanged(page_url, source, str(file), digest)
+        if unchanged := _unchanged(stored_hash, page_url, source, file, digest):
+            yield unchanged
             return
         result = text.parse_text(decoded, doc_id=page_url, page_url=page_url, root_url=root_url, source=source,
                                  content_hash=digest, markdown=markdown,
                                  context_words=options.html.context_words)
     yield from _with_path([result], file)
+
+
+def _unchanged(stored_hash: StoredHash | None, doc_id: str, source: str, file: Path, digest: str
+               ) -> Unchanged | None:
+    """The file as `Unchanged` when the graph holds its document with this content hash (it need not be parsed)."""
+    if stored_hash is not None and stored_hash(doc_id) == digest:
+        return Unchanged(doc_id, source, str(file), digest)
+    return None
 
 
 def _binary_hash(raw: bytes, fmt: str, page_url: str, options: SourceOptions, hash_settings: dict[str, dict]
