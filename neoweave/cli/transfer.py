@@ -42,8 +42,8 @@ def import_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """Import an export into an empty store (`--store neo4j` for Neo4j): checksums verified first, schema applied,
-    nodes and relationships loaded in batches, vector indexes rebuilt. An interrupted import resumes when run
-    again with the same DIR."""
+    nodes and relationships loaded in batches, vector indexes rebuilt where needed. An interrupted import resumes
+    when run again with the same DIR."""
     with knowledge_base() as kb:
         report = kb.import_from(src, batch_size=batch_size, progress=progress and not as_json)
     if as_json:

@@ -18,6 +18,7 @@ def embedded_server(settings: Settings) -> EmbeddedFalkorDB:
         appendfsync=settings.falkordb.appendfsync,
         start_timeout=settings.falkordb.start_timeout,
         idle_timeout=settings.falkordb.idle_timeout,
+        module=settings.falkordb.module,
     )
 
 

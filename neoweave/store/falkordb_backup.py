@@ -339,8 +339,9 @@ def install(server: EmbeddedFalkorDB, rdb: Path, expected: Mapping[str, Mapping[
             try:
                 start()
             except NeoweaveError as exc:
+                hint = "; ".join(filter(None, ("the previous store was put back", exc.hint)))
                 raise NeoweaveError(f"the server did not start on the snapshot {rdb}: {exc.message}",
-                                    hint=f"the previous store was put back; see {server.paths.log_file}") from exc
+                                    hint=hint) from exc
         found = describe(server)
         differences = compare(expected, found)
         if differences:

