@@ -10,6 +10,7 @@ import pytest
 from neoweave.errors import NeoweaveError
 from neoweave.eval import analysis, measures
 from neoweave.eval.compare import compare_runs, comparison_markdown, load_bertscore_model, load_records
+from neoweave.eval.report import analysis_table
 
 DOC = "https://docs.example.org/guide/async.html"
 
@@ -71,6 +72,21 @@ def test_answer_analysis_reports_lengths_tokens_time_and_bins():
     assert row["pearson_reference_length"] == pytest.approx(1.0) and row["spearman_prediction_length"] == 1.0
     assert row["pearson_ms"] is None  # constant time: no correlation to speak of
     assert len(row["f1_by_reference_length"]) == 4 and row["f1_by_reference_length"][0]["mean"] == pytest.approx(0.15)
+
+
+def test_answer_costs_are_correlated_over_the_answers_generated_in_the_run():
+    """An answer from the LLM cache reports no tokens and a few milliseconds: it would pull the cost correlations
+    (LARAG's tokens and time) toward whatever the cached questions scored."""
+    live = [{"strategy": "larag", "k": 5, "gold": "a b", "answer": "x", "f1": n / 10, "context_tokens": 100,
+             "prompt_tokens": 1000 - 100 * n, "completion_tokens": 10, "total_ms": 5000.0 - 500 * n,
+             "llm_cached": 0.0} for n in range(1, 7)]
+    cached = [{**live[0], "f1": 0.9, "prompt_tokens": 0, "completion_tokens": 0, "total_ms": 3.0, "llm_cached": 1.0},
+              {**live[0], "f1": 0.8, "prompt_tokens": 0, "completion_tokens": 0, "total_ms": 2.0, "llm_cached": 1.0}]
+    row = analysis.answer_analysis(live + cached)[0]
+    assert row["questions"] == 8 and row["questions_live"] == 6
+    assert row["pearson_total_tokens"] == pytest.approx(-1.0) and row["pearson_ms"] == pytest.approx(-1.0)
+    assert row["spearman_ms"] == pytest.approx(-1.0)
+    assert "over the answers generated in this run" in analysis_table([row]) and "larag k=5: 6" in analysis_table([row])
 
 
 def _record(strategy, qid, hit, recall, qtype="bridge"):

@@ -75,11 +75,16 @@ def bootstrap_ci(differences: Sequence[float], *, iterations: int = 2000, confid
     return (low, high)
 
 
+_COST_KEYS = ("total_tokens", "ms")
+
+
 def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
     """LARAG's analysis of answer quality, per (strategy, k): Pearson and Spearman correlation of F1 with the
     reference's and the prediction's length (words), the total tokens (prompt + output, 000 l. 296), the context
     tokens and the time per question, and F1 by equal-count bins of reference length. F1 is BERTScore F1 as in the
-    paper (000 l. 306) when every answer of the group has it, else token F1; `measure` names which."""
+    paper (000 l. 306) when every answer of the group has it, else token F1; `measure` names which. Total tokens
+    and time are correlated over the answers generated in the run (`questions_live`): one from the LLM cache
+    costs no tokens and a few milliseconds, which says nothing of the question."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for record in records:
         if "f1" in record:
@@ -94,10 +99,13 @@ def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
                                     for r in group],
                    "context_tokens": [float(r.get("context_tokens", 0)) for r in group],
                    "ms": [float(r.get("total_ms", 0.0)) for r in group]}
-        row: dict = {"strategy": name, "k": k, "questions": len(group), "measure": measure}
+        live = [i for i, r in enumerate(group) if not r.get("llm_cached")]
+        row: dict = {"strategy": name, "k": k, "questions": len(group), "questions_live": len(live),
+                     "measure": measure}
         for key, values in against.items():
-            row[f"pearson_{key}"] = pearson(values, f1)
-            row[f"spearman_{key}"] = spearman(values, f1)
+            xs, ys = (values, f1) if key not in _COST_KEYS else ([values[i] for i in live], [f1[i] for i in live])
+            row[f"pearson_{key}"] = pearson(xs, ys)
+            row[f"spearman_{key}"] = spearman(xs, ys)
         row["f1_by_reference_length"] = quantile_bins(against["reference_length"], f1, bins)
         rows.append(row)
     return rows

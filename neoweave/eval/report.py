@@ -148,7 +148,7 @@ def analysis_table(analysis: list[dict[str, Any]]) -> str:
     """LARAG's correlations of F1 (BERTScore F1 when measured, else token F1: the `F1` column) with lengths,
     tokens and time, and F1 by reference-length bin."""
     lines = ["| strategy | k | questions | F1 | F1 ~ reference length (r / rho) | F1 ~ prediction length | "
-             "F1 ~ total tokens (prompt + output) | F1 ~ context tokens | F1 ~ time | F1 by reference length bin |",
+             "F1 ~ total tokens (prompt + output)¹ | F1 ~ context tokens | F1 ~ time¹ | F1 by reference length bin |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 
     def pair(row: dict[str, Any], key: str) -> str:
@@ -162,6 +162,9 @@ def analysis_table(analysis: list[dict[str, Any]]) -> str:
         lines.append(f"| {row['strategy']} | {row['k']} | {row['questions']} | {measure} | "
                      f"{pair(row, 'reference_length')} | {pair(row, 'prediction_length')} | "
                      f"{pair(row, 'total_tokens')} | {pair(row, 'context_tokens')} | {pair(row, 'ms')} | {bins} |")
+    live = ", ".join(f"{row['strategy']} k={row['k']}: {row.get('questions_live', row['questions'])}"
+                     for row in analysis)
+    lines += ["", f"¹ over the answers generated in this run, not taken from the LLM cache ({live})."]
     return "\n".join(lines)
 
 
