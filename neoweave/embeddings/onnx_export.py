@@ -34,6 +34,7 @@ import numpy as np
 from neoweave.embeddings.models import Pipeline, UnsupportedModel, model_directory, model_identity, read_pipeline
 from neoweave.embeddings.onnx_runtime import META_FILE, MODEL_FILE, TOKENIZER_FILE
 from neoweave.errors import ConfigError
+from neoweave.user_cache import user_cache
 
 log = logging.getLogger("neoweave.embeddings.onnx_export")  # also when run as __main__
 
@@ -59,8 +60,7 @@ CHECK_TEXTS = (
 
 def cache_root() -> Path:
     """`$XDG_CACHE_HOME/neoweave/onnx` (default ~/.cache/neoweave/onnx)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "neoweave" / "onnx"
+    return user_cache("onnx")
 
 
 def export_path(model: str, directory: Path) -> Path:

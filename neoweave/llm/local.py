@@ -32,6 +32,7 @@ from pathlib import Path
 
 from neoweave.errors import ConfigError, NeoweaveError
 from neoweave.processes import pid_alive, terminate
+from neoweave.user_cache import user_cache
 from neoweave.watchdog import Watch, register_user, start_watchdog, stop_watchdog, watchdog_pid, watchdog_poll
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def local_model(key: str) -> LocalModel:
 
 
 def default_model_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neoweave" / "models"
+    return user_cache("models")
 
 
 def _part_paths(model: LocalModel) -> list[Path]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neoweave.errors import ConfigError, NeoweaveError, StoreUnavailable
+from neoweave.user_cache import user_cache
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def version_text(version: int) -> str:
 
 def module_cache() -> Path:
     """Where fetched modules live: `$XDG_CACHE_HOME/neoweave/falkordb` (default ~/.cache/neoweave/falkordb)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "neoweave" / "falkordb"
+    return user_cache("falkordb")
 
 
 def fixed_module_path(module: FixedModule = FIXED_MODULE) -> Path:
