@@ -37,7 +37,7 @@ from falkordb import FalkorDB
 from neoweave.cypher import registry
 from neoweave.errors import NeoweaveError
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
-from neoweave.store.falkordb_wire import decode_reply, params_header
+from neoweave.store.falkordb_wire import decode_reply, graph_module_version, params_header
 from neoweave.store.values import META_ID
 
 log = logging.getLogger(__name__)
@@ -216,9 +216,9 @@ def snapshot(server: EmbeddedFalkorDB, dest: Path, *, progress: Progress = log.i
         _wait_for_save(client, before, progress, started)
         folder, name = client.config_get("dir")["dir"], client.config_get("dbfilename")["dbfilename"]
         shutil.move(Path(folder) / name, dest)
-        modules = {_text(m["name"]): m.get("ver") for m in client.module_list()}
         return Snapshot(rdb=dest, graphs=graphs, redis_version=str(client.info("server")["redis_version"]),
-                        module_version=modules.get("graph"), seconds=time.monotonic() - started, attempts=attempts)
+                        module_version=graph_module_version(client), seconds=time.monotonic() - started,
+                        attempts=attempts)
     finally:
         client.close()
 

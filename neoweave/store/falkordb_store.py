@@ -20,7 +20,7 @@ from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
-from neoweave.store.falkordb_wire import check_keys, decode_reply, params_header
+from neoweave.store.falkordb_wire import check_keys, decode_reply, graph_module_version, params_header
 from neoweave.store.values import batched
 
 _VECTOR_QUERY = "db.idx.vector.queryNodes"
@@ -309,10 +309,8 @@ class FalkorDBStore(GraphStore):
         """The server's FalkorDB version as `MODULE LIST` gives it (4.22.1 -> 42201; 0 if it does not say), read
         once per connection."""
         if self._module_version is None:
-            modules = self._with_reconnect(lambda graph: self._db.connection.module_list())  # type: ignore[union-attr]
-            versions = {(m["name"].decode() if isinstance(m["name"], bytes) else str(m["name"])): m.get("ver")
-                        for m in modules}
-            self._module_version = int(versions.get("graph") or 0)
+            version = self._with_reconnect(lambda graph: graph_module_version(self._db.connection))  # type: ignore[union-attr]
+            self._module_version = int(version or 0)
         return self._module_version
 
     def keeps_orphan_vectors(self) -> bool:

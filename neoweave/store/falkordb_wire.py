@@ -140,3 +140,10 @@ def check_keys(params: Mapping[str, Any]) -> None:
     for field, value in fields:
         if (field == "id" or field.endswith("_id")) and isinstance(value, str) and value != value.strip():
             raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
+
+
+def graph_module_version(client: redis.Redis) -> int | None:
+    """FalkorDB's version from `MODULE LIST` (its module is named "graph"; 4.22.1 -> 42201), None if not loaded."""
+    versions = {(m["name"].decode() if isinstance(m["name"], bytes) else str(m["name"])): m.get("ver")
+                for m in client.module_list()}
+    return versions.get("graph")
