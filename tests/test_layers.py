@@ -20,7 +20,7 @@ import pytest
 
 PACKAGE = "neoweave"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "config", "parameters", "registry", "protocols", "processes", "watchdog", "token_counting",
+    ("errors", "config", "parameters", "registry", "protocols", "processes", "watchdog", "token_counting", "user_cache",
      "embeddings", "llm", "graph_schema", "cypher", "store", "serialization", "input_formats"),  # 0 core
     ("nlp",),  # 1 shared text tools
     ("ingest",),  # 2
