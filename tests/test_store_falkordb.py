@@ -1,7 +1,11 @@
 """The GraphStore contract on a real FalkorDB server."""
 
 import itertools
+import json
 import math
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -732,3 +736,71 @@ def test_concurrent_vector_searches_answer_as_sequential_ones(falkordb_store, em
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+    # processes on one data directory (the HTTP server beside a CLI query) take turns through its lock file
+    (tmp_path / "searches.json").write_text(json.dumps({"graph": falkordb_store.graph_name,
+                                                        "vectors": vectors, "expected": expected}))
+    children = [subprocess.Popen([sys.executable, "-c", _SEARCHING_CHILD, str(falkordb_store.server.paths.data_dir),
+                                  str(tmp_path), str(n)], stdout=subprocess.PIPE, text=True) for n in range(4)]
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("ready-*"))) < len(children) and time.monotonic() < deadline:
+        assert all(child.poll() is None for child in children), "a searching process ended early"
+        time.sleep(0.05)
+    (tmp_path / "go").touch()
+    counts = [child.communicate(timeout=120)[0].split() for child in children]
+    assert all(child.returncode == 0 for child in children)
+    assert sum(int(searched) for searched, _ in counts) > 400  # the processes did overlap for a while
+    assert [int(differed) for _, differed in counts] == [0, 0, 0, 0]
+
+
+_SEARCHING_CHILD = """
+import json, sys, time
+from pathlib import Path
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_store import FalkorDBStore
+data_dir, work, n = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+job = json.loads((work / "searches.json").read_text())
+store = FalkorDBStore(server=EmbeddedFalkorDB(Path(data_dir)), graph=job["graph"])
+def search(question):
+    rows = store.run("chunk_vector_search", {"k": 5, "embedding": job["vectors"][question]})
+    return [row["chunk_id"] for row in rows]
+search(next(iter(job["vectors"])))
+(work / f"ready-{n}").touch()
+while not (work / "go").exists():
+    time.sleep(0.001)
+searched = differed = 0
+end = time.monotonic() + 2.0
+while time.monotonic() < end:
+    for question, expected in job["expected"].items():
+        searched += 1
+        differed += search(question) != expected
+print(searched, differed)
+"""
+
+
+def test_search_gate_without_a_usable_lock_file_still_serialises_threads(tmp_path, caplog):
+    # a read-only data directory (or a server the user runs) leaves the thread lock: searches still take turns
+    import threading
+
+    from neoweave.store.search_gate import SearchGate
+
+    gate = SearchGate(tmp_path / "missing" / "vector-search.lock")
+    inside, most = [0], [0]
+
+    def enter() -> None:
+        for _ in range(200):
+            with gate:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+                time.sleep(0)
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=enter) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1
+    assert "cannot open" in caplog.text and "vector-search.lock" in caplog.text
+    gate.close()

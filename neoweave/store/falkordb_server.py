@@ -65,6 +65,7 @@ class ServerPaths:
     pid_file: Path
     log_file: Path
     lock_file: Path
+    search_lock_file: Path
     watchdog_pid_file: Path
     watchdog_log_file: Path
     aof_dir: Path
@@ -86,6 +87,7 @@ def server_paths(data_dir: Path) -> ServerPaths:
         pid_file=data_dir / "falkordb.pid",
         log_file=data_dir / "falkordb.log",
         lock_file=data_dir / "server.lock",
+        search_lock_file=data_dir / "vector-search.lock",
         watchdog_pid_file=data_dir / "falkordb-watchdog.pid",
         watchdog_log_file=data_dir / "falkordb-watchdog.log",
         aof_dir=data_dir / "appendonly",

