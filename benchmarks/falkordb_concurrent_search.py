@@ -1,5 +1,5 @@
 """Do vector searches that overlap in time answer as the same searches one at a time? Per FalkorDB module, with
-and without the store's vector lock (`FalkorDBStore._vector_lock`, which sends a process's vector-index
+and without the store's vector lock (`FalkorDBStore._search_gate`, which sends a process's vector-index
 statements one at a time).
 
     .venv/bin/python benchmarks/falkordb_concurrent_search.py [--module auto|bundled|PATH] [--unlocked]
@@ -48,7 +48,7 @@ def main() -> None:
         store = FalkorDBStore(server=server, graph="concurrent_search")
         try:
             if args.unlocked:
-                store._vector_lock = contextlib.nullcontext()  # type: ignore[assignment]
+                store._search_gate = contextlib.nullcontext()  # type: ignore[assignment]
             corpus = Path(tmp) / "corpus.jsonl"
             with CORPUS.open(encoding="utf-8") as source:
                 corpus.write_text("".join(itertools.islice(source, args.docs)), encoding="utf-8")

@@ -37,7 +37,7 @@ from falkordb import FalkorDB
 from neoweave.cypher import registry
 from neoweave.errors import NeoweaveError
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
-from neoweave.store.falkordb_wire import decode_reply, graph_module_version, params_header
+from neoweave.store.falkordb_wire import decode_reply, graph_module_version, params_header, reply_text
 from neoweave.store.values import META_ID
 
 log = logging.getLogger(__name__)
@@ -150,16 +150,12 @@ def _describe_graphs(db: FalkorDB) -> dict[str, dict[str, Any]]:
     raise NeoweaveError("the graphs kept changing their labels while they were described", hint="retry")
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _connect(server: EmbeddedFalkorDB) -> FalkorDB:
     return FalkorDB(unix_socket_path=server.ensure_running())
 
 
 def _graph_names(db: FalkorDB) -> list[str]:
-    return sorted(_text(name) for name in db.connection.execute_command("GRAPH.LIST"))
+    return sorted(reply_text(name) for name in db.connection.execute_command("GRAPH.LIST"))
 
 
 def describe(server: EmbeddedFalkorDB) -> dict[str, dict[str, Any]]:
@@ -235,7 +231,7 @@ def _fork_snapshot(db: FalkorDB, progress: Progress) -> tuple[dict[str, int], di
         if isinstance(executed, Exception) or not isinstance(executed, list):
             raise NeoweaveError(f"FalkorDB refused to describe the graphs: {executed}")
         before = _info(executed[0])
-        listed = sorted(_text(name) for name in executed[1])
+        listed = sorted(reply_text(name) for name in executed[1])
         graphs = _read_descriptions(db, listing, executed[2:]) if listed == sorted(listing) else None
         if saved != _STARTED:
             progress(f"waiting for the server's other background job to finish ({saved})")
@@ -273,7 +269,7 @@ def _info(reply: Any) -> dict[str, int]:
     if isinstance(reply, Exception):
         raise NeoweaveError(f"FalkorDB refused INFO: {reply}")
     fields = {}
-    for line in _text(reply).splitlines():
+    for line in reply_text(reply).splitlines():
         key, _, value = line.partition(":")
         if value.strip().lstrip("-").isdigit():
             fields[key] = int(value)

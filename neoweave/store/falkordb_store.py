@@ -54,7 +54,7 @@ class FalkorDBStore(GraphStore):
         self._graph: Any = None
         self._module_version: int | None = None
         self._connect_lock = threading.Lock()  # the enrich runner reads from a second thread
-        self._vector_lock = SearchGate(server.paths.search_lock_file if server is not None else None)
+        self._search_gate = SearchGate(server.paths.search_lock_file if server is not None else None)
         """Vector-index statements are sent one at a time (FalkorDB answers overlapping HNSW queries wrongly:
         `search_gate`); tests/test_store_falkordb.py checks concurrent searches against sequential."""
 
@@ -185,7 +185,7 @@ class FalkorDBStore(GraphStore):
             text = (params_header(params) if header is None else header) + cypher
             command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
             if searches_vectors:
-                with self._vector_lock:
+                with self._search_gate:
                     return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact"))
             return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact"))
 
@@ -334,8 +334,10 @@ class FalkorDBStore(GraphStore):
         (an HNSW graph built afresh over every vector, as a benchmark compares against a grown one).
         """
         self.check_writable("rebuilding vector indexes")
+        if not (force or self.keeps_orphan_vectors()):
+            return []
         meta = self.read_meta()
-        if meta is None or not (force or self.keeps_orphan_vectors()):
+        if meta is None:
             return []
         wanted = {vector.label for vector in self.schema.vector_indexes if vector.label in labels}
         orphans = {row["label"]: int(row["max_doc_id"] or 0) - int(row["documents"] or 0)
@@ -398,7 +400,7 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._reset()
-        self._vector_lock.close()
+        self._search_gate.close()
 
 
 def _next_prepared(batches: Iterator[list[Mapping[str, Any]]], prepare: Any) -> Any:

@@ -142,8 +142,12 @@ def check_keys(params: Mapping[str, Any]) -> None:
             raise NeoweaveError(f"{field} {value!r} has surrounding whitespace; FalkorDB cannot store it as a key")
 
 
+def reply_text(value: Any) -> str:
+    """A Redis reply element as text (the client hands back bytes unless it decodes responses)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def graph_module_version(client: redis.Redis) -> int | None:
     """FalkorDB's version from `MODULE LIST` (its module is named "graph"; 4.22.1 -> 42201), None if not loaded."""
-    versions = {(m["name"].decode() if isinstance(m["name"], bytes) else str(m["name"])): m.get("ver")
-                for m in client.module_list()}
+    versions = {reply_text(m["name"]): m.get("ver") for m in client.module_list()}
     return versions.get("graph")
