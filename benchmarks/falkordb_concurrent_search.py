@@ -1,6 +1,6 @@
 """Do vector searches that overlap in time answer as the same searches one at a time? Per FalkorDB module, with
-and without the store's vector lock (`FalkorDBStore._search_gate`, which sends a process's vector-index
-statements one at a time).
+and without the store's search gate (`FalkorDBStore._search_gate`, which sends vector-index statements one at
+a time, across the processes of a data directory).
 
     .venv/bin/python benchmarks/falkordb_concurrent_search.py [--module auto|bundled|PATH] [--unlocked]
         [--docs 300] [--threads 8] [--rounds 100]
