@@ -137,8 +137,9 @@ def _run(args: argparse.Namespace) -> int:
               "mrr = reciprocal rank of the first gold chunk, exact_match/f1 = SQuAD-normalised answer match, "
               "rouge_l, bertscore (F1, bundled all-MiniLM-L6-v2, last layer, not rescaled), insufficient = "
               "share of 'Insufficient Information' answers, chunks/context_tokens = context size per question, "
-              "llm_tokens = prompt + completion tokens (an answer served from the LLM cache counts the tokens its "
-              "first call used; llm_cached = share of such answers), p50/p95_ms = latency per question "
+              "llm_tokens = prompt + completion tokens (a call served from the LLM cache counts the tokens its "
+              "first call used; llm_cached_calls = such calls per question, answer_cached = share of answers "
+              "from the cache), p50/p95_ms = latency per question "
               "(retrieval + answer).",
               ""]
     combined = args.out / "README.md"

@@ -74,19 +74,23 @@ def test_answer_analysis_reports_lengths_tokens_time_and_bins():
     assert len(row["f1_by_reference_length"]) == 4 and row["f1_by_reference_length"][0]["mean"] == pytest.approx(0.15)
 
 
-def test_answer_costs_are_correlated_over_the_answers_generated_in_the_run():
-    """An answer from the LLM cache reports no tokens and a few milliseconds: it would pull the cost correlations
-    (LARAG's tokens and time) toward whatever the cached questions scored."""
+def test_answer_costs_are_correlated_over_the_questions_whose_llm_calls_all_ran():
+    """A call from the LLM cache reports no tokens and a few milliseconds: a question with one (its answer, or a
+    retrieval step such as Orion's expansion) would pull the cost correlations (LARAG's tokens and time) toward
+    whatever it scored."""
     live = [{"strategy": "larag", "k": 5, "gold": "a b", "answer": "x", "f1": n / 10, "context_tokens": 100,
              "prompt_tokens": 1000 - 100 * n, "completion_tokens": 10, "total_ms": 5000.0 - 500 * n,
-             "llm_cached": 0.0} for n in range(1, 7)]
-    cached = [{**live[0], "f1": 0.9, "prompt_tokens": 0, "completion_tokens": 0, "total_ms": 3.0, "llm_cached": 1.0},
-              {**live[0], "f1": 0.8, "prompt_tokens": 0, "completion_tokens": 0, "total_ms": 2.0, "llm_cached": 1.0}]
+             "llm_cached_calls": 0, "answer_cached": 0.0} for n in range(1, 7)]
+    cheap = {"prompt_tokens": 0, "completion_tokens": 0}
+    cached = [{**live[0], **cheap, "f1": 0.9, "total_ms": 3.0, "llm_cached_calls": 1, "answer_cached": 1.0},
+              {**live[0], "f1": 0.8, "total_ms": 2.0, "llm_cached_calls": 2, "answer_cached": 0.0},  # retrieval's
+              {**{key: value for key, value in live[0].items() if key != "llm_cached_calls"},  # an older record
+               **cheap, "f1": 0.7, "total_ms": 4.0, "answer_cached": 1.0}]
     row = analysis.answer_analysis(live + cached)[0]
-    assert row["questions"] == 8 and row["questions_live"] == 6
+    assert row["questions"] == 9 and row["questions_live"] == 6
     assert row["pearson_total_tokens"] == pytest.approx(-1.0) and row["pearson_ms"] == pytest.approx(-1.0)
     assert row["spearman_ms"] == pytest.approx(-1.0)
-    assert "over the answers generated in this run" in analysis_table([row]) and "larag k=5: 6" in analysis_table([row])
+    assert "none taken from the LLM cache" in analysis_table([row]) and "larag k=5: 6" in analysis_table([row])
 
 
 def _record(strategy, qid, hit, recall, qtype="bridge"):
@@ -263,3 +267,25 @@ def test_merged_blocks_report_what_one_run_over_their_questions_reports(falkordb
         merge_runs([tmp_path / "first", tmp_path / "published"])
     with pytest.raises(NeoweaveError, match="two or more"):
         merge_runs([tmp_path / "first"])
+
+
+def test_blocks_from_before_cached_calls_were_counted_merge_with_newer_ones(tmp_path):
+    """Records written before `llm_cached_calls` existed said `llm_cached` of the answer call alone: read as
+    `answer_cached`, and the merge has no mean of `llm_cached_calls` that only the newer block counted."""
+    from neoweave.eval.merge import merge_runs
+    from neoweave.eval.runner import summarize
+
+    def block(name, records):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "records.json").write_text(json.dumps(records))
+        (tmp_path / name / "summary.json").write_text(json.dumps({"rows": []}))
+        return tmp_path / name
+
+    base = {"strategy": "orion", "k": 5, "type": "bridge", "ms": {"llm": 10.0}, "total_ms": 10.0, "llm_calls": 22}
+    older = block("older", [{**base, "question_id": "1", "llm_cached": 1.0},
+                            {**base, "question_id": "2", "llm_cached": 0.0}])
+    newer = block("newer", [{**base, "question_id": "3", "answer_cached": 0.0, "llm_cached_calls": 21}])
+    rows = summarize(merge_runs([older, newer])[0])
+    assert rows[0]["answer_cached"] == pytest.approx(1 / 3) and "llm_cached_calls" not in rows[0]
+    assert summarize(merge_runs([newer, block("newer2", [{**base, "question_id": "4", "answer_cached": 1.0,
+                                                          "llm_cached_calls": 22}])])[0])[0]["llm_cached_calls"] == 21.5

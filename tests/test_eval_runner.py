@@ -104,6 +104,10 @@ def test_answers_are_scored_with_the_local_model(graph, embedder, tmp_path, llm_
     assert 0.0 <= gc["citation_recall"] <= 1.0 and gc["cites"] == float(bool(cited))
     if cited:
         assert gc["citation_precision"] <= sum(number == 1 for number in cited) / len(cited)
+    again = run(graph, embedder, questions, config, llm=llm, progress=False)  # every call now from the LLM cache
+    for first, record in zip(evaluation.records, again.records, strict=True):
+        assert record["answer_cached"] == 1.0 and record["llm_cached_calls"] == record["llm_calls"] > 0
+        assert record["llm_tokens"] == first["llm_tokens"] and record["answer"] == first["answer"]
 
 
 def test_answering_without_a_gateway_is_refused(graph, embedder, tmp_path):

@@ -354,3 +354,23 @@ def test_eval_records_keep_the_sub_questions(opera, embedder):
     record = evaluation.records[0]
     assert [s["answer"] for s in record["sub_questions"]] == ["Aurelio Brandt", "Tartu", "Estonia"]
     assert record["stopped"] == "can answer" and record["sub_retriever"] == "naive" and record["perfect"] == 1.0
+
+
+class CachedResearcher(ScriptedResearcher):
+    """The same step answers, each as the LLM cache serves it (no tokens spent, the first call's tokens saved)."""
+
+    def structured(self, messages, schema, **kwargs):
+        reply = super().structured(messages, schema, **kwargs)
+        for call in reply.calls:
+            call.cached, call.saved_tokens, call.prompt_tokens, call.completion_tokens = True, 70, 0, 0
+        return reply
+
+
+def test_eval_records_count_the_retrievals_llm_calls_the_cache_answered(opera, embedder):
+    questions = [Question("q1", QUESTION, "Estonia", [], ["Aurelio Brandt", "Tartu"], "bridge")]
+    config = RunConfig(["recursive"], [2], bertscore=None)
+    live = run_eval(opera, embedder, questions, config, llm=ScriptedResearcher(), progress=False).records[0]
+    cached = run_eval(opera, embedder, questions, config, llm=CachedResearcher(), progress=False).records[0]
+    assert live["llm_calls"] == cached["llm_calls"] == 3 and live["llm_cached_calls"] == 0
+    assert cached["llm_cached_calls"] == 3 and cached["llm_tokens"] == live["llm_tokens"] == 3 * 70
+    assert cached["prompt_tokens"] == 0 and "answer_cached" not in cached  # no answer asked for

@@ -78,13 +78,19 @@ def bootstrap_ci(differences: Sequence[float], *, iterations: int = 2000, confid
 _COST_KEYS = ("total_tokens", "ms")
 
 
+def _from_cache(record: dict) -> bool:
+    """Whether any LLM call of the question came from the cache (records before `llm_cached_calls` was counted
+    say so of the answer call only)."""
+    return bool(record.get("llm_cached_calls", record.get("answer_cached")))
+
+
 def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
     """LARAG's analysis of answer quality, per (strategy, k): Pearson and Spearman correlation of F1 with the
     reference's and the prediction's length (words), the total tokens (prompt + output, 000 l. 296), the context
     tokens and the time per question, and F1 by equal-count bins of reference length. F1 is BERTScore F1 as in the
     paper (000 l. 306) when every answer of the group has it, else token F1; `measure` names which. Total tokens
-    and time are correlated over the answers generated in the run (`questions_live`): one from the LLM cache
-    costs no tokens and a few milliseconds, which says nothing of the question."""
+    and time are correlated over the questions whose LLM calls all ran (`questions_live`): a call from the LLM
+    cache costs no tokens and a few milliseconds, which says nothing of the question."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for record in records:
         if "f1" in record:
@@ -99,7 +105,7 @@ def answer_analysis(records: Sequence[dict], *, bins: int = 4) -> list[dict]:
                                     for r in group],
                    "context_tokens": [float(r.get("context_tokens", 0)) for r in group],
                    "ms": [float(r.get("total_ms", 0.0)) for r in group]}
-        live = [i for i, r in enumerate(group) if not r.get("llm_cached")]
+        live = [i for i, r in enumerate(group) if not _from_cache(r)]
         row: dict = {"strategy": name, "k": k, "questions": len(group), "questions_live": len(live),
                      "measure": measure}
         for key, values in against.items():

@@ -51,6 +51,9 @@ def load_records(run: Path) -> list[dict[str, Any]]:
         raise NeoweaveError(f"cannot read {path}: {exc}") from exc
     if not isinstance(records, list) or not all(isinstance(r, dict) and "question_id" in r for r in records):
         raise NeoweaveError(f"{path} is not a list of evaluation records")
+    for record in records:  # before llm_cached_calls was counted, "llm_cached" meant the answer call's cache hit
+        if "llm_cached" in record:
+            record.setdefault("answer_cached", record.pop("llm_cached"))
     return records
 
 

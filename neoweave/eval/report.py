@@ -19,17 +19,18 @@ _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_prec
             "insufficient", "cites", "citation_supported", "citation_precision", "citation_recall",
             "faithfulness", "answer_relevance", "context_recall", "context_precision",
             "answer_correctness", "context_precision_without_reference", "context_relevancy", "context_bertscore_f1")
-_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached", "llm_tokens", "cost_usd", "p50_ms", "p95_ms")
+_COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached_calls", "llm_tokens", "answer_cached", "cost_usd",
+           "p50_ms", "p95_ms")
 
 
-_LLM_COLUMNS = ("llm_calls", "llm_cached", "llm_tokens")
+_LLM_COLUMNS = ("llm_calls", "llm_cached_calls", "llm_tokens", "answer_cached")
 
 
 def _cell(column: str, value: Any) -> str:
     if isinstance(value, float):
         if column in _QUALITY:
             return f"{value:.3f}"
-        if column in ("llm_calls", "llm_cached"):
+        if column in _LLM_COLUMNS and column != "llm_tokens":
             return f"{value:.2f}"
         if column == "cost_usd":
             return f"{value:.5f}"
@@ -164,7 +165,7 @@ def analysis_table(analysis: list[dict[str, Any]]) -> str:
                      f"{pair(row, 'total_tokens')} | {pair(row, 'context_tokens')} | {pair(row, 'ms')} | {bins} |")
     live = ", ".join(f"{row['strategy']} k={row['k']}: {row.get('questions_live', row['questions'])}"
                      for row in analysis)
-    lines += ["", f"¹ over the answers generated in this run, not taken from the LLM cache ({live})."]
+    lines += ["", f"¹ over the questions whose LLM calls all ran in this run, none taken from the LLM cache ({live})."]
     return "\n".join(lines)
 
 

@@ -241,7 +241,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                       f1=metrics.token_f1(answered.answer, golds),
                       accuracy=measures.short_answer_accuracy(answered.answer, golds, question.type),
                       insufficient=metrics.is_insufficient(answered.answer),
-                      llm_cached=float(answered.call.cached) if answered.call else 0.0)
+                      answer_cached=float(answered.call.cached) if answered.call else 0.0)
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)
@@ -265,7 +265,7 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
         chunks=len(result.items), context_tokens=result.context_tokens,
         ms=dict(result.cost.milliseconds), total_ms=result.cost.total_ms,
         statement_ms={name: round(ms, 3) for name, ms in result.trace.statement_ms.items()},
-        llm_calls=result.cost.llm_calls,
+        llm_calls=result.cost.llm_calls, llm_cached_calls=result.cost.cached_calls,
         llm_tokens=result.cost.prompt_tokens + result.cost.completion_tokens + result.cost.cached_tokens,
         prompt_tokens=result.cost.prompt_tokens, completion_tokens=result.cost.completion_tokens)
     if result.sub_questions:  # iterative strategies: every step of the way, in the record
@@ -281,12 +281,16 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
 
 
 _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "answer_in_context",
-                "chunks", "context_tokens", "llm_calls", "llm_tokens", "llm_cached", "exact_match", "f1", "accuracy",
+                "chunks", "context_tokens", "llm_calls", "llm_cached_calls", "llm_tokens", "answer_cached",
+                "exact_match", "f1", "accuracy",
                 "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", "cites",
                 "citation_supported", "citation_precision", "citation_recall", *MEASURES,
                 "khl_c_rec", "khl_a_corr", "khl_a_rel", "context_bertscore_p", "context_bertscore_r",
                 "context_bertscore_f1",
                 "judge_tokens", "cost_usd")
+
+# counted since a later version: a merge with older records has no mean of them (a mean of some would pass for all)
+_NEWER_FIELDS = ("llm_cached_calls",)
 
 
 def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
@@ -305,7 +309,7 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
                                "profile": group[0].get("profile", "neoweave")}
         for key in _MEAN_FIELDS:
             values = [r[key] for r in group if key in r]
-            if values:
+            if values and (key not in _NEWER_FIELDS or len(values) == len(group)):
                 row[key] = statistics.fmean(values)
         latencies = [r["total_ms"] for r in group]
         row["p50_ms"], row["p95_ms"] = metrics.percentile(latencies, 50), metrics.percentile(latencies, 95)

@@ -73,10 +73,7 @@ def _charge(retrieval: RetrievalResult, call: LLMCall | None) -> None:
         return
     cost = retrieval.cost
     cost.milliseconds["llm"] = cost.milliseconds.get("llm", 0.0) + call.latency_ms
-    cost.llm_calls += 1
-    cost.prompt_tokens += call.prompt_tokens
-    cost.completion_tokens += call.completion_tokens
-    cost.cached_tokens += call.saved_tokens
+    cost.count_calls([call], ok=True)
 
 
 def _follow_up(llm: LLMClient, template: PromptTemplate, messages: list[dict[str, str]] | None, text: str,

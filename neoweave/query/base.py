@@ -167,6 +167,7 @@ class Cost:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # tokens of LLM calls answered from the cache (needed, but not spent again)
+    cached_calls: int = 0  # LLM calls answered from the cache (their time and tokens were not spent again)
     llm_failures: int = 0  # calls that gave no usable answer (invalid output after a re-ask, endpoint errors)
 
     @property
@@ -174,14 +175,25 @@ class Cost:
         return sum(self.milliseconds.values())
 
     def count_calls(self, calls: list[Any], ok: bool) -> None:
-        """One structured LLM reply's calls (retries included; a call the endpoint refused is a call too)."""
+        """One LLM reply's calls (retries included; a call the endpoint refused is a call too; `ok` False counts
+        a failure)."""
         self.llm_calls += max(len(calls), 1)
         for call in calls:
             self.prompt_tokens += call.prompt_tokens
             self.completion_tokens += call.completion_tokens
             self.cached_tokens += call.saved_tokens
+            self.cached_calls += int(call.cached)
         if not ok:
             self.llm_failures += 1
+
+    def add_calls(self, other: Cost) -> None:
+        """Another cost's LLM calls and tokens (a sub-retrieval's), added to this one's."""
+        self.llm_calls += other.llm_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
+        self.cached_calls += other.cached_calls
+        self.llm_failures += other.llm_failures
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:

@@ -48,28 +48,7 @@ def absorb(trace: Trace, cost: Cost, sub: RetrievalResult) -> None:
         trace.relationship(*edge)
     for stage, ms in sub.cost.milliseconds.items():
         cost.milliseconds[stage] = cost.milliseconds.get(stage, 0.0) + ms
-    cost.llm_calls += sub.cost.llm_calls
-    cost.prompt_tokens += sub.cost.prompt_tokens
-    cost.completion_tokens += sub.cost.completion_tokens
-    cost.cached_tokens += sub.cost.cached_tokens
-    cost.llm_failures += sub.cost.llm_failures
-
-
-def count_call(cost: Cost, call: Any) -> None:
-    cost.llm_calls += 1
-    cost.prompt_tokens += call.prompt_tokens
-    cost.completion_tokens += call.completion_tokens
-    cost.cached_tokens += call.saved_tokens
-
-
-def count_structured(cost: Cost, reply: Any) -> None:
-    """A structured reply's calls (a re-ask is a second call); a reply without a usable value is a failure."""
-    for call in reply.calls:
-        count_call(cost, call)
-    if not reply.calls:
-        cost.llm_calls += 1
-    if not reply.ok:
-        cost.llm_failures += 1
+    cost.add_calls(sub.cost)
 
 
 def answer_sub_question(llm: LLMClient, question: str, sub: RetrievalResult, max_tokens: int) -> tuple[str, Any]:

@@ -41,8 +41,6 @@ from neoweave.query.community_global import LEVEL_CHOICES
 from neoweave.query.iterative import (
     absorb,
     answer_sub_question,
-    count_call,
-    count_structured,
     merged_context,
     sub_retriever,
 )
@@ -173,7 +171,7 @@ class PankRAG(Strategy):
             with cost.timed("plan"):
                 read = self.llm.structured(pank_plan.disambiguate_messages(question), pank_plan.Disambiguated,
                                            stage=pank_plan.DISAMBIGUATE_STAGE, max_tokens=self.plan_max_tokens)
-            count_structured(cost, read)
+            cost.count_calls(read.calls, read.ok)
             planned = pank_plan.disambiguated_question(question, read.value if read.ok else None)
             result.parameters["disambiguation"] = {
                 "ambiguous": planned != question, "formulations": read.value.formulations if read.ok else [],
@@ -181,7 +179,7 @@ class PankRAG(Strategy):
         with cost.timed("plan"):
             reply = self.llm.structured(pank_plan.plan_messages(planned, self.max_sub_questions), pank_plan.Plan,
                                         stage=pank_plan.PLAN_STAGE, max_tokens=self.plan_max_tokens)
-        count_structured(cost, reply)
+        cost.count_calls(reply.calls, reply.ok)
         if not reply.ok:
             log.warning("pank: planning failed (%s); the question is answered as one sub-question", reply.error)
         plan = pank_plan.build_plan(question, reply.value if reply.ok else None, self.max_sub_questions,
@@ -208,11 +206,7 @@ class PankRAG(Strategy):
         step.chunk_ids = [item.chunk_id for item in outcome.items]
         with cost.timed("sub_answer"):
             step.answer, call = answer_sub_question(self.llm, step.asked, sub, self.answer_max_tokens)
-        if call is not None:
-            count_call(cost, call)
-        else:
-            cost.llm_calls += 1
-            cost.llm_failures += 1
+        cost.count_calls([call] if call is not None else [], ok=call is not None)
         return outcome
 
     def _rewrite(self, sub_question: str, deps: list[SubQuestion], cost: Cost) -> str:
@@ -222,7 +216,7 @@ class PankRAG(Strategy):
         with cost.timed("rewrite"):
             reply = self.llm.structured(pank_plan.rewrite_messages(sub_question, known), pank_plan.Rewritten,
                                         stage=pank_plan.REWRITE_STAGE, max_tokens=self.rewrite_max_tokens)
-        count_structured(cost, reply)
+        cost.count_calls(reply.calls, reply.ok)
         rewritten = " ".join(reply.value.question.split()) if reply.ok else ""
         if not rewritten:  # the answers go along as words: retrieval still sees the resolved names
             return f"{sub_question} ({'; '.join(answer for _, _, answer in known)})"

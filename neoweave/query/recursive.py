@@ -30,7 +30,7 @@ from neoweave.errors import NeoweaveError
 from neoweave.llm import LLMError
 from neoweave.llm.gateway import structured_each
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, SubQuestion, Trace, register
-from neoweave.query.iterative import absorb, count_call, count_structured, merged_context, normalized, sub_retriever
+from neoweave.query.iterative import absorb, merged_context, normalized, sub_retriever
 from neoweave.query.prompts import passages_block
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class RecursiveRAG(Strategy):
                                           Step, stage=STEP_STAGE, max_tokens=self.step_max_tokens)
             follow_ups: list[str] = []
             for (step, _), reply in zip(batch, replies, strict=True):
-                count_structured(cost, reply)
+                cost.count_calls(reply.calls, reply.ok)
                 if not reply.ok:
                     step.details["error"] = reply.error
                     continue
@@ -205,7 +205,7 @@ class RecursiveRAG(Strategy):
                 step.details["error"] = str(exc)
                 stopped = "no sub-question"
                 break
-            count_call(cost, reply.call)
+            cost.count_calls([reply.call], ok=True)
             asked = sub_question_lines(reply.text)
             step.details["follow_up"] = asked
             if not asked:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from neoweave.errors import NeoweaveError
 from neoweave.query import question_types
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
-from neoweave.query.iterative import absorb, count_structured, sub_retriever
+from neoweave.query.iterative import absorb, sub_retriever
 from neoweave.registry import STRATEGIES
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class Router(Strategy):
         with cost.timed("classify"):
             reply = self.llm.structured(question_types.classify_messages(question), question_types.QuestionClass,
                                         stage=question_types.CLASSIFY_STAGE, max_tokens=24)
-        count_structured(cost, reply)
+        cost.count_calls(reply.calls, reply.ok)
         found = question_types.parse_class(reply.value.type) if reply.ok else None
         return (found, "llm") if found else (by_rules, "rules (the LLM gave no class)")
 
