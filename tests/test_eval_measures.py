@@ -289,3 +289,22 @@ def test_blocks_from_before_cached_calls_were_counted_merge_with_newer_ones(tmp_
     assert rows[0]["answer_cached"] == pytest.approx(1 / 3) and "llm_cached_calls" not in rows[0]
     assert summarize(merge_runs([newer, block("newer2", [{**base, "question_id": "4", "answer_cached": 1.0,
                                                           "llm_cached_calls": 22}])])[0])[0]["llm_cached_calls"] == 21.5
+
+
+def test_a_word_or_phrase_prompt_on_sentence_references_is_warned_of():
+    """The Python docs FAQ's references are whole answers: short_answer's "Yes" cannot match them, and the
+    measures would blame the strategy."""
+    from neoweave.eval.report import report_markdown
+    from neoweave.eval.runner import EvalRun, Question, RunConfig, short_prompt_warning
+
+    paragraph = "Because floating point numbers are stored in binary, most decimal fractions are approximated " * 2
+    faq = [Question(str(n), "Why are floating-point calculations so inaccurate?", paragraph, [], []) for n in range(3)]
+    hotpot = [Question("1", "Which country?", "Estonia", [], []), Question("2", "Who?", "Aurelio Brandt", [], [])]
+    warning = short_prompt_warning(faq, RunConfig(["orion", "larag"], [5], answer=True, prompts={"larag": "basic"}))
+    assert warning and "median 26 words" in warning and "short_answer asks for a word" in warning
+    assert "exact_answer" in short_prompt_warning(faq, RunConfig(["naive"], [5], answer=True, prompt="exact_answer"))
+    assert short_prompt_warning(faq, RunConfig(["orion"], [5], answer=True, prompts={"orion": "unified"})) is None
+    assert short_prompt_warning(faq, RunConfig(["orion"], [5], answer=False)) is None
+    assert short_prompt_warning(hotpot, RunConfig(["orion"], [5], answer=True)) is None
+    report = report_markdown("faq", EvalRun([], prompt_warning=warning), [], setup={})
+    assert f"**Prompt warning**: {warning}." in report

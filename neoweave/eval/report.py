@@ -94,6 +94,8 @@ def report_markdown(title: str, evaluation: EvalRun, rows: list[dict[str, Any]],
                      "published roberta-large scores)")
     if evaluation.judge_warning:
         parts += ["", f"**Judge warning**: {evaluation.judge_warning}."]
+    if evaluation.prompt_warning:
+        parts += ["", f"**Prompt warning**: {evaluation.prompt_warning}."]
     parts += ["", "## All questions", "", markdown_table(overall)]
     uneven = _uneven_context(overall)
     if uneven:
@@ -177,7 +179,8 @@ def write_report(out: Path, evaluation: EvalRun, rows: list[dict[str, Any]], tit
     (out / SUMMARY_FILE).write_text(json.dumps({"title": title, "setup": setup or {},
                                                   "bertscore_model": evaluation.bertscore_model,
                                                   "judge_model": evaluation.judge_model,
-                                                  "judge_warning": evaluation.judge_warning, "rows": rows,
+                                                  "judge_warning": evaluation.judge_warning,
+                                                  "prompt_warning": evaluation.prompt_warning, "rows": rows,
                                                   "budgets": summarize_budgets(evaluation.records),
                                                   "answer_analysis": answer_analysis(evaluation.records)},
                                                  indent=1, default=str))

@@ -100,6 +100,7 @@ class EvalRun:
     bertscore_model: str | None = None
     judge_model: str | None = None
     judge_warning: str | None = None
+    prompt_warning: str | None = None
 
 
 def _evidence_keys(store: GraphStore, items: list[Any], by_url: bool, titles: dict[str, str]) -> list[str]:
@@ -144,6 +145,9 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
                                              for name in config.strategies)):
         raise NeoweaveError("answer evaluation needs an LLM gateway (llm=...), as do strategies that call the LLM "
                             "to retrieve")
+    prompt_warning = short_prompt_warning(questions, config)
+    if prompt_warning:
+        log.warning(prompt_warning)
     by_url = any("://" in e or "#" in e for q in questions for e in q.evidence)
     titles: dict[str, str] = {}
     records: list[dict[str, Any]] = []
@@ -180,12 +184,35 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
     if config.context_bertscore:
         score_contexts(records, ground_truth_contexts(store.run, questions), bertscore_model)
     bertscored = (config.answer and config.bertscore) or config.context_bertscore
-    evaluation = EvalRun(records, resources, bertscore_model.describe() if bertscored else None)
+    evaluation = EvalRun(records, resources, bertscore_model.describe() if bertscored else None,
+                         prompt_warning=prompt_warning)
     if config.judge:
         _judge_answers(evaluation, config, judge, progress)
     for record in records:
         record.pop("_contexts", None)
     return evaluation
+
+
+LONG_REFERENCE_WORDS = 12
+"""References longer than this (the median, in words) are sentences: HotpotQA's are ~2 words, the Python docs
+FAQ's whole answers ~100."""
+
+
+def short_prompt_warning(questions: list[Question], config: RunConfig) -> str | None:
+    """A warning when answers are asked for with a word-or-phrase prompt (the default, short_answer) but the
+    references are sentences: such answers ("Yes", a name) cannot match them, and every answer measure is near 0
+    for a reason that is not the strategy."""
+    from neoweave.query import get_prompt
+
+    if not config.answer or not questions:
+        return None
+    words = statistics.median(len(question.answer.split()) for question in questions)
+    short = sorted({config.prompt_for(name) for name in config.strategies if get_prompt(config.prompt_for(name)).short})
+    if words <= LONG_REFERENCE_WORDS or not short:
+        return None
+    return (f"the reference answers are sentences (median {words:.0f} words) but the answer prompt "
+            f"{' and '.join(short)} asks for a word or a phrase, which cannot match them; give a prompt that "
+            "writes sentences, e.g. --prompt unified (hyperlinked for larag)")
 
 
 def _judge_answers(evaluation: EvalRun, config: RunConfig, judge: Judge | None, progress: bool) -> None:

@@ -34,6 +34,8 @@ class PromptTemplate:
     """Appended to `system` when the answer should cite its passages (`neoweave.query.citations`)."""
     cite_follow_up: str = ""
     """When set, citations are asked for in a turn after the answer instead (`neoweave.query.answer`)."""
+    short: bool = False
+    """Asks for a word or a phrase (exact-match evaluation), not sentences."""
 
 
 def _block(items: list[ContextItem], numbers: list[int] | None = None) -> str:
@@ -109,6 +111,7 @@ register_prompt(PromptTemplate(
     about="the thesis's short-answer prompt (exact-match evaluation)",
     cite="",
     cite_follow_up=CITE_FOLLOW_UP,
+    short=True,
 ))
 register_prompt(PromptTemplate(
     "exact_answer",
@@ -123,6 +126,7 @@ register_prompt(PromptTemplate(
           "named options, full names): the small local models' commonest exact-match misses",
     cite="",
     cite_follow_up=CITE_FOLLOW_UP,
+    short=True,
 ))
 
 
