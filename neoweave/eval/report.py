@@ -30,7 +30,7 @@ def _cell(column: str, value: Any) -> str:
     if isinstance(value, float):
         if column in _QUALITY:
             return f"{value:.3f}"
-        if column in _LLM_COLUMNS and column != "llm_tokens":
+        if column in ("llm_calls", "llm_cached_calls", "answer_cached"):
             return f"{value:.2f}"
         if column == "cost_usd":
             return f"{value:.5f}"
