@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from neoweave.errors import NeoweaveError
@@ -43,6 +44,23 @@ def parse_parameter(cls: type, text: str, *, what: str, skip: tuple[str, ...] = 
     if default is None and raw.isdigit():  # optional integers (batch sizes)
         return name, int(raw)
     return name, raw
+
+
+def unprefixed(owner: str, values: Mapping[str, Any], others: Collection[str]) -> dict[str, Any]:
+    """`values` with `OWNER.NAME` keys read as `NAME`, so the form `neoweave eval -P` takes (and error hints print,
+    `-P khl.mode=hlpg`) works wherever one strategy's parameters are given; a key that names another of `others`
+    is refused rather than ignored, and a parameter given both ways is refused."""
+    plain: dict[str, Any] = {}
+    for key, value in values.items():
+        prefix, dot, rest = str(key).partition(".")
+        name = rest if dot and prefix == owner else str(key)
+        if dot and prefix != owner and prefix in others:
+            raise NeoweaveError(f"parameter {key!r} belongs to strategy '{prefix}', but this request runs '{owner}'",
+                                hint=f"give {rest}=... with strategy '{prefix}', or leave it out")
+        if name in plain:
+            raise NeoweaveError(f"parameter {name!r} is given twice (as {name} and {owner}.{name})")
+        plain[name] = value
+    return plain
 
 
 def coerce_parameters(cls: type, values: dict[str, Any], *, what: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:

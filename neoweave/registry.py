@@ -38,6 +38,10 @@ class Registry(Generic[T]):
         except KeyError:
             raise NeoweaveError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}") from None
 
+    def known(self) -> set[str]:
+        """Every name, built-in or registered, without importing a module (names() imports them all)."""
+        return {*self.builtins, *self._classes}
+
     def names(self) -> list[str]:
         for name in self.builtins:
             self.get(name)

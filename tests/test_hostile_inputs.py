@@ -61,6 +61,8 @@ BAD_COMMANDS = [
     (["query", "x", "-s", "larag", "-P", "depth=-1"], "depth must be >= 0, got -1"),
     (["query", "x", "-s", "larag", "-P", "depth=abc"], "parameter depth takes a int, got 'abc'"),
     (["query", "x", "-s", "larag", "-P", "nonsense=1"], "has no parameter 'nonsense'"),
+    (["query", "x", "-s", "larag", "-P", "larag.depth=100000"], "must be at most 1000"),  # eval's form, read
+    (["query", "x", "-s", "larag", "-P", "ppr.damping=0.5"], "belongs to strategy 'ppr', but this request runs"),
     (["query", "x", "-s", "ppr", "-P", "damping=7"], "damping"),
     (["query", "Who founded Leland?", "-s", "kg"], "kg: the graph has no entities"),  # not enriched: no silent
     (["query", "Who founded Leland?", "-s", "ppr"], "ppr: the graph has no entities"),  # fallback to dense seeds

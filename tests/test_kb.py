@@ -54,6 +54,10 @@ def test_the_verbs_end_to_end(kb, site, tmp_path):
     assert result.items[0].section_id == BASE + "guide/async.html#event-loop"
     assert {item.origin for item in result.items} == {"seed", "link"}
     assert kb.retrieve(QUESTION, "larag", k="1", n_links="1").parameters == result.parameters  # text typed
+    # the form `neoweave eval -P` takes and error hints print (`-P khl.mode=hlpg`) is the strategy's own here too
+    seeds_only = kb.retrieve(QUESTION, "larag", k=1, parameters={"larag.depth": 0})
+    assert seeds_only.parameters["depth"] == 0 and {item.origin for item in seeds_only.items} == {"seed"}
+    assert kb.strategy("larag", **{"larag.top_m": 2}).top_m == 2
     explanation = kb.explain(QUESTION, "larag", k=1)
     page = explanation.to_html(tmp_path / "why.html")
     assert (tmp_path / "why.html").read_text(encoding="utf-8") == page and "neo4j-viz" in page
@@ -90,6 +94,10 @@ def test_answer_goes_through_the_given_llm_client(kb, site):
     (lambda kb: kb.retrieve(QUESTION, "larag", no_such=1), "has no parameter 'no_such'"),
     (lambda kb: kb.retrieve(QUESTION, "larag", depth="deep"), "takes a int"),
     (lambda kb: kb.retrieve(QUESTION, "no-such-strategy"), "unknown strategy"),
+    (lambda kb: kb.retrieve(QUESTION, "larag", parameters={"larag.depth": 10**6}), "at most 1000"),  # read as depth
+    (lambda kb: kb.retrieve(QUESTION, "larag", parameters={"ppr.damping": 0.5}), "belongs to strategy 'ppr'"),
+    (lambda kb: kb.retrieve(QUESTION, "larag", parameters={"depth": 1, "larag.depth": 2}), "given twice"),
+    (lambda kb: kb.retrieve(QUESTION, "larag", parameters={"nosuch.depth": 1}), "no parameter 'nosuch.depth'"),
 ])
 def test_limits_and_parameters_are_checked_before_anything_runs(kb, call, message):
     before = dict(kb.store.statement_counts)

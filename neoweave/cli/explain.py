@@ -19,7 +19,7 @@ def explain(
     = "naive",
     k: Annotated[int | None, typer.Option("--k", help="seed / top-k chunks")] = None,
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
-                                                     "(repeatable)")] = None,
+                                                     "or STRATEGY.NAME=VALUE (repeatable)")] = None,
     html_path: Annotated[Path | None, typer.Option("--html", help="write the graph view here (open it in a "
                                                    "browser, also offline); the renderer it loads, "
                                                    "neoweave-viz-<version>.js/.css, is written beside it once")]

@@ -30,7 +30,7 @@ def query(
     entity_seeds: Annotated[int | None, typer.Option("--entity-seeds", help="LARAG: homes of question "
                                                      "entities added as seeds")] = None,
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="any strategy parameter: NAME=VALUE "
-                                                     "(repeatable), e.g. -P max_facts=10")] = None,
+                                                     "or STRATEGY.NAME=VALUE, repeatable: -P max_facts=10")] = None,
     with_answer: Annotated[bool, typer.Option("--answer", help="also answer with the LLM gateway")] = False,
     prompt: Annotated[str, typer.Option("--prompt", help=PROMPT_HELP)] = "short_answer",
     cite: Annotated[bool, typer.Option("--cite/--no-cite", help=CITE_HELP)] = True,

@@ -26,7 +26,7 @@ from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
 from neoweave.kb.limits import Limits
 from neoweave.kb.parts import Parts
-from neoweave.parameters import coerce_parameters
+from neoweave.parameters import coerce_parameters, unprefixed
 
 if TYPE_CHECKING:
     from neoweave.audit import Explanation
@@ -191,7 +191,8 @@ class KnowledgeBase:
         its routes from the settings). Limits are not applied here: `retrieve` applies them."""
         from neoweave.registry import STRATEGIES
 
-        typed = coerce_parameters(STRATEGIES.get(name), parameters, what=f"strategy '{name}'", skip=_NOT_PARAMETERS)
+        typed = coerce_parameters(STRATEGIES.get(name), unprefixed(name, parameters, STRATEGIES.known()),
+                                  what=f"strategy '{name}'", skip=_NOT_PARAMETERS)
         return self._build(name, typed)
 
     def _build(self, name: str, typed: dict[str, Any]) -> Strategy:
@@ -213,7 +214,7 @@ class KnowledgeBase:
         """A request's parameters typed and bounded by `limits` (the CLI, HTTP API and MCP share this)."""
         from neoweave.registry import STRATEGIES
 
-        given = dict(parameters)
+        given = unprefixed(strategy, parameters, STRATEGIES.known())
         if k is not None:
             given["k"] = k
         typed = coerce_parameters(STRATEGIES.get(strategy), given, what=f"strategy '{strategy}'",
