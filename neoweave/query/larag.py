@@ -70,8 +70,9 @@ class LARAG(Strategy):
     question) or order (the first ones in reading order, as the paper does; `expand_from="chunk"` only)."""
     order_linked: str = "link"
     """In which order the linked chunks follow the seeds (what a context budget keeps): link (by the link
-    context's cosine to the question) or path (by that plus the cosine of the chunk the link leaves from: a link
-    out of the best seed first). The chunks returned are the same."""
+    context's cosine to the question) or path (by that plus the best cosine of a seed in the section the link leaves
+    from, on later hops of the link that reached it: a link out of the best seed first). The chunks returned are
+    the same."""
 
     def validate(self) -> None:
         self._at_least(1, "k")
