@@ -95,6 +95,7 @@ def test_answers_are_scored_with_the_local_model(graph, embedder, tmp_path, llm_
         assert -1.0 <= record["bertscore"] <= 1.0
         assert record["exact_match"] in (0.0, 1.0) and record["insufficient"] in (0.0, 1.0)
         assert set(record["ms"]) == {"embed", "graph", "llm"}
+        assert record["context_dropped"] == 0  # two small passages fit the 0.5B's window whole
     assert evaluation.bertscore_model.startswith("all-MiniLM-L6-v2")
     overall = next(r for r in summarize(evaluation) if r["strategy"] == "larag" and r["type"] == "all")
     assert overall["llm_server_peak_rss_mb"] > 100 and overall["llm_server_cpu_s"] > 0

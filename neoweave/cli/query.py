@@ -112,6 +112,9 @@ def print_result(result, answered, prompt: str) -> None:
         console.print(f"[bold]answer[/bold] ({escape(how)}): {escape(answered.cited_answer or answered.answer)}",
                       highlight=False)
         print_citations(answered.citation_rows())
+        if answered.context_dropped:
+            console.print(f"[yellow]note[/yellow]: the last {answered.context_dropped} of {len(result.items)} chunks "
+                          "did not fit the model's context window and were left out of the prompt", highlight=False)
     if result.points:
         points = Table("#", "score", "key point", "reports", title="key points (map step)")
         for index, point in enumerate(result.points, 1):

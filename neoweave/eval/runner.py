@@ -268,7 +268,8 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
                       f1=metrics.token_f1(answered.answer, golds),
                       accuracy=measures.short_answer_accuracy(answered.answer, golds, question.type),
                       insufficient=metrics.is_insufficient(answered.answer),
-                      answer_cached=float(answered.call.cached) if answered.call else 0.0)
+                      answer_cached=float(answered.call.cached) if answered.call else 0.0,
+                      context_dropped=answered.context_dropped)
     else:
         result = strategy.retrieve(question.question)
     keys = _evidence_keys(store, result.items, by_url, titles)

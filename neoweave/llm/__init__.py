@@ -13,6 +13,7 @@ from pathlib import Path
 
 from neoweave.llm.gateway import (
     ChatResult,
+    ContextTooLong,
     LLMError,
     LLMGateway,
     LLMUnavailable,
@@ -23,7 +24,8 @@ from neoweave.llm.ledger import LLMCall, TokenLedger, Totals
 from neoweave.llm.store import LLMDatabase
 
 __all__ = [
-    "ChatResult", "LLMCall", "LLMDatabase", "LLMError", "LLMGateway", "LLMUnavailable", "StructuredResult",
+    "ChatResult", "ContextTooLong", "LLMCall", "LLMDatabase", "LLMError", "LLMGateway", "LLMUnavailable",
+    "StructuredResult",
     "TokenLedger", "Totals",
     "create_gateway", "database_path", "structured_each",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +41,47 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 class LLMError(NeoweaveError):
     """The model could not be reached or refused the request (after retries)."""
+
+
+class ContextTooLong(LLMError):
+    """The endpoint refused the prompt before generating: it does not fit the model's context window. `window`,
+    `prompt_tokens` and `completion_tokens` are the server's numbers when its message gives them (OpenAI, vLLM and
+    llama.cpp's server do), so a caller can shorten the prompt by what is too much (answers leave out their
+    lowest-ranked passages: `neoweave.query.answer`)."""
+
+    def __init__(self, message: str, *, hint: str = "", window: int | None = None,
+                 prompt_tokens: int | None = None, completion_tokens: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+
+
+_WINDOW = re.compile(r"maximum context length is (\d+)")
+_ASKED = re.compile(r"(\d+) in the messages, (\d+) in the completion|your messages resulted in (\d+) tokens")
+
+
+def context_too_long(exc: BaseException, endpoint: str, model: str) -> ContextTooLong | None:
+    """The error to raise when `exc` is an endpoint's refusal of a prompt too long for the model (the OpenAI code
+    `context_length_exceeded`, or its message); else None."""
+    if not isinstance(exc, openai.BadRequestError):
+        return None
+    text = str(getattr(exc, "message", "") or exc)
+    window = _WINDOW.search(text)
+    if getattr(exc, "code", None) != "context_length_exceeded" and window is None:
+        return None
+    asked = _ASKED.search(text)
+    prompt = completion = None
+    if asked is not None:
+        prompt = int(asked.group(1) or asked.group(3))
+        completion = int(asked.group(2)) if asked.group(2) else None
+    size = int(window.group(1)) if window else None
+    return ContextTooLong(
+        f"the prompt{f' ({prompt:,} tokens)' if prompt else ''} does not fit the context window of {model}"
+        f"{f' ({size:,} tokens)' if size else ''} at {endpoint}",
+        hint="ask for fewer chunks (k) or a shorter answer, or use a model with a longer context "
+             "(the local model's: llm.local_context)",
+        window=size, prompt_tokens=prompt, completion_tokens=completion)
 
 
 class LLMUnavailable(LLMError):
@@ -278,6 +320,9 @@ class LLMGateway:
         call.latency_ms = (time.perf_counter() - started) * 1000
         call.error = _describe(exc)
         self.ledger.record(call)
+        too_long = context_too_long(exc, self.endpoint, self.model)
+        if too_long is not None:
+            return too_long
         error = LLMUnavailable if _unreachable(exc) else LLMError
         return error(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
                      hint=_hint(exc))
@@ -297,8 +342,9 @@ def count_usage(call: LLMCall, usage: Any, messages: list[dict[str, Any]], text:
 def _describe(exc: BaseException | None) -> str:
     if exc is None:
         return "unknown error"
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code} {type(exc).__name__}"
+    if isinstance(exc, openai.APIStatusError):  # the server's own message says which parameter or limit
+        message = " ".join(str(getattr(exc, "message", "") or "").split())[:300]
+        return f"HTTP {exc.status_code} {type(exc).__name__}" + (f": {message}" if message else "")
     return type(exc).__name__ + (f": {exc}" if str(exc) else "")
 
 

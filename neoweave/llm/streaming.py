@@ -3,7 +3,9 @@
 A `ChatStream` is iterated once for its text pieces; afterwards `result` holds the whole reply as `chat` would
 have returned it, recorded in the ledger and cached the same way. A cached answer arrives as one piece. The
 request is retried (rate limits, timeouts, connection errors, 5xx) until the stream opens; a failure after text
-was shown ends the stream with `LLMError`, since asking again could repeat what the reader already has.
+was shown ends the stream with `LLMError`, since asking again could repeat what the reader already has. A stream
+that ends before its first chunk (a server that failed after answering 200) is asked once unstreamed, which
+answers or raises the server's error.
 """
 
 from __future__ import annotations
@@ -50,10 +52,12 @@ class ChatStream:
         started = time.perf_counter()
         pieces: list[str] = []
         usage = None
+        chunks = 0
         with gateway._slots:
             try:
                 stream = gateway.retrying(call)(self._open)
                 for chunk in stream:
+                    chunks += 1
                     usage = getattr(chunk, "usage", None) or usage
                     if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
                         piece = chunk.choices[0].delta.content
@@ -61,6 +65,12 @@ class ChatStream:
                         yield piece
             except openai.OpenAIError as exc:
                 raise gateway.failed(call, exc, started) from exc
+        if not chunks:  # not even the opening chunk: the server failed after it had answered 200 (llama.cpp's
+            # Python server does so for a prompt longer than its context window); asked once unstreamed, it says why
+            self.result = gateway._complete(self.messages, self.params, stage=self.stage, cache=self.cache)
+            if self.result.text:
+                yield self.result.text
+            return
         call.latency_ms = (time.perf_counter() - started) * 1000
         text = "".join(pieces)
         count_usage(call, usage, self.messages, text)

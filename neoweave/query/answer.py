@@ -12,12 +12,13 @@ prefix, so only the question and a few numbers are new tokens).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from neoweave.llm import LLMCall
+from neoweave.llm import ContextTooLong, LLMCall
 from neoweave.protocols import LLMClient, StreamingLLMClient
 from neoweave.query.base import RetrievalResult, Strategy
 from neoweave.query.citations import Citation, citations, cited_numbers, strip_markers
@@ -26,8 +27,13 @@ from neoweave.query.prompts import INSUFFICIENT, PromptTemplate, get_prompt, ren
 if TYPE_CHECKING:
     from neoweave.llm.gateway import ChatResult
 
+log = logging.getLogger(__name__)
+
 CITE_MAX_TOKENS = 24
 """The follow-up turn's reply: a few numbers in brackets."""
+FIT_ATTEMPTS = 3
+"""Times an answer is asked again with fewer passages after the endpoint said its prompt does not fit the model's
+context window (each time cut by the numbers the endpoint gave)."""
 
 
 @dataclass
@@ -47,6 +53,9 @@ class AnswerResult:
     cite_call: LLMCall | None = None
     """The extra call citations cost, when there was one: the follow-up turn that asked which passages support a
     short answer, or the answer asked again when the model replied with numbers only."""
+    context_dropped: int = 0
+    """Passages of `retrieval` left out of the prompt, the last (lowest-ranked) ones: the endpoint said the whole
+    context did not fit the model's context window. The prompt held `retrieval.items[:-context_dropped]`."""
 
     @property
     def unknown_citations(self) -> list[int]:
@@ -63,7 +72,8 @@ class AnswerResult:
                 "unknown_citations": self.unknown_citations, "prompt": self.prompt,
                 "retrieval": self.retrieval.as_dict(),
                 "llm_call": dataclasses.asdict(self.call) if self.call else None,
-                "cite_call": dataclasses.asdict(self.cite_call) if self.cite_call else None}
+                "cite_call": dataclasses.asdict(self.cite_call) if self.cite_call else None,
+                "context_dropped": self.context_dropped}
 
 
 def _charge(retrieval: RetrievalResult, call: LLMCall | None) -> None:
@@ -121,6 +131,56 @@ def _cited(question: str, prompt: str, retrieval: RetrievalResult, call: LLMCall
                         extra.call)
 
 
+def passages_that_fit(retrieval: RetrievalResult, messages: list[dict[str, str]], refusal: ContextTooLong,
+                      max_tokens: int | None) -> int | None:
+    """How many of the first (best-ranked) passages a prompt can hold so that it fits the window the endpoint
+    named, by the tokens per character of the prompt it refused; None when it cannot tell (no window given) or
+    not even one passage leaves room. At least one passage fewer than the refused prompt held."""
+    count = len(retrieval.items)
+    if refusal.window is None or count <= 1:
+        return None
+    chars = max(1, sum(len(str(message.get("content", ""))) for message in messages))
+    tokens = refusal.prompt_tokens or max(refusal.window, chars // 4)
+    room = refusal.window - (refusal.completion_tokens or max_tokens or 0) - 32  # a margin for the chat template
+    excess_chars = (tokens - room) * chars / tokens * 1.05
+    keep, removed = count, 0.0
+    while keep > 0 and (removed < excess_chars or keep == count):
+        keep -= 1
+        removed += len(retrieval.items[keep].text) + 16  # the passage's number and title line
+    return keep or None
+
+
+def _shorter(retrieval: RetrievalResult, messages: list[dict[str, str]], refusal: ContextTooLong, *, prompt: str,
+             cite: bool, max_tokens: int | None, attempt: int) -> tuple[RetrievalResult, list[dict[str, str]]]:
+    """The retrieval cut to the passages that fit and its prompt, or the refusal raised again when it cannot be."""
+    keep = passages_that_fit(retrieval, messages, refusal, max_tokens) if attempt < FIT_ATTEMPTS else None
+    if keep is None:
+        raise refusal
+    log.warning("%s; answering from the first %d of %d passages", refusal.message, keep, len(retrieval.items))
+    shown = dataclasses.replace(retrieval, items=retrieval.items[:keep])
+    return shown, render(get_prompt(prompt), shown, cite=cite)
+
+
+def _ask(llm: LLMClient, retrieval: RetrievalResult, messages: list[dict[str, str]], *, prompt: str, cite: bool,
+         stage: str, max_tokens: int | None) -> tuple[ChatResult, RetrievalResult, list[dict[str, str]]]:
+    """The reply, the retrieval as the prompt showed it and the messages sent: while the endpoint refuses the
+    prompt as too long for the model's context window, the lowest-ranked passages are left out."""
+    for attempt in range(FIT_ATTEMPTS + 1):
+        try:
+            return llm.chat(messages, stage=stage, max_tokens=max_tokens), retrieval, messages
+        except ContextTooLong as refusal:
+            retrieval, messages = _shorter(retrieval, messages, refusal, prompt=prompt, cite=cite,
+                                           max_tokens=max_tokens, attempt=attempt)
+    raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+
+def _whole(result: AnswerResult, retrieval: RetrievalResult) -> AnswerResult:
+    """The answer with the whole retrieval it came from, and how many of its passages the prompt left out."""
+    result.context_dropped = len(retrieval.items) - len(result.retrieval.items)
+    result.retrieval = retrieval
+    return result
+
+
 def prepare(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer", cite: bool = True,
             **overrides: Any) -> tuple[RetrievalResult, list[dict[str, str]] | None]:
     """Retrieve context for `question` and build the named prompt's messages (None when the strategy already
@@ -142,9 +202,10 @@ def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "
     retrieval, messages = prepare(question, strategy=strategy, llm=llm, prompt=prompt, cite=cite, **overrides)
     if messages is None:
         return finish(question, prompt, retrieval, retrieval.answer or "", None)
-    reply = llm.chat(messages, stage=f"answer:{strategy.name}", max_tokens=max_tokens)
-    return finish(question, prompt, retrieval, reply.text, reply.call, llm=llm, messages=messages, cite=cite,
-                  stage=f"cite:{strategy.name}", max_tokens=max_tokens)
+    reply, shown, messages = _ask(llm, retrieval, messages, prompt=prompt, cite=cite, stage=f"answer:{strategy.name}",
+                                  max_tokens=max_tokens)
+    return _whole(finish(question, prompt, shown, reply.text, reply.call, llm=llm, messages=messages, cite=cite,
+                         stage=f"cite:{strategy.name}", max_tokens=max_tokens), retrieval)
 
 
 @dataclass
@@ -170,15 +231,27 @@ def answer_stream(question: str, *, strategy: Strategy, llm: LLMClient, prompt: 
         yield AnswerEvent("answer", answer=finish(question, prompt, retrieval, retrieval.answer or "", None))
         return
     stage = f"answer:{strategy.name}"
+    shown = retrieval
     if isinstance(llm, StreamingLLMClient):
-        stream = llm.chat_stream(messages, stage=stage, max_tokens=max_tokens)
-        for piece in stream:
-            yield AnswerEvent("text", text=piece)
+        for attempt in range(FIT_ATTEMPTS + 1):
+            stream, begun = llm.chat_stream(messages, stage=stage, max_tokens=max_tokens), False
+            try:
+                for piece in stream:
+                    begun = True
+                    yield AnswerEvent("text", text=piece)
+                break
+            except ContextTooLong as refusal:  # refused before the first piece: asked again with fewer passages
+                if begun:
+                    raise
+                shown, messages = _shorter(shown, messages, refusal, prompt=prompt, cite=cite, max_tokens=max_tokens,
+                                           attempt=attempt)
         assert stream.result is not None  # set when the stream has been read to its end
         text, call = stream.result.text, stream.result.call
     else:
-        reply = llm.chat(messages, stage=stage, max_tokens=max_tokens)
+        reply, shown, messages = _ask(llm, retrieval, messages, prompt=prompt, cite=cite, stage=stage,
+                                      max_tokens=max_tokens)
         yield AnswerEvent("text", text=reply.text)
         text, call = reply.text, reply.call
-    yield AnswerEvent("answer", answer=finish(question, prompt, retrieval, text, call, llm=llm, messages=messages,
-                                              cite=cite, stage=f"cite:{strategy.name}", max_tokens=max_tokens))
+    answered = finish(question, prompt, shown, text, call, llm=llm, messages=messages, cite=cite,
+                      stage=f"cite:{strategy.name}", max_tokens=max_tokens)
+    yield AnswerEvent("answer", answer=_whole(answered, retrieval))
