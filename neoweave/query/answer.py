@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from neoweave.llm import ContextTooLong, LLMCall
 from neoweave.protocols import LLMClient, StreamingLLMClient
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from neoweave.llm.gateway import ChatResult
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 CITE_MAX_TOKENS = 24
 """The follow-up turn's reply: a few numbers in brackets."""
@@ -161,17 +163,24 @@ def _shorter(retrieval: RetrievalResult, messages: list[dict[str, str]], refusal
     return shown, render(get_prompt(prompt), shown, cite=cite)
 
 
-def _ask(llm: LLMClient, retrieval: RetrievalResult, messages: list[dict[str, str]], *, prompt: str, cite: bool,
-         stage: str, max_tokens: int | None) -> tuple[ChatResult, RetrievalResult, list[dict[str, str]]]:
-    """The reply, the retrieval as the prompt showed it and the messages sent: while the endpoint refuses the
-    prompt as too long for the model's context window, the lowest-ranked passages are left out."""
+def _ask(send: Callable[[list[dict[str, str]]], R], retrieval: RetrievalResult, messages: list[dict[str, str]], *,
+         prompt: str, cite: bool, max_tokens: int | None) -> tuple[R, RetrievalResult, list[dict[str, str]]]:
+    """What `send` returns for the messages, the retrieval as the prompt showed it and the messages sent: while the
+    endpoint refuses the prompt as too long for the model's context window, the lowest-ranked passages are left
+    out (a chat call, or a stream opened up to its first piece: a refusal comes before it)."""
     for attempt in range(FIT_ATTEMPTS + 1):
         try:
-            return llm.chat(messages, stage=stage, max_tokens=max_tokens), retrieval, messages
+            return send(messages), retrieval, messages
         except ContextTooLong as refusal:
             retrieval, messages = _shorter(retrieval, messages, refusal, prompt=prompt, cite=cite,
                                            max_tokens=max_tokens, attempt=attempt)
     raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+
+def _opened(stream: Any) -> tuple[Any, str | None, Iterator[str]]:
+    """The stream with its first piece read (None when it has none) and the rest still to read."""
+    pieces = iter(stream)
+    return stream, next(pieces, None), pieces
 
 
 def _whole(result: AnswerResult, retrieval: RetrievalResult) -> AnswerResult:
@@ -202,8 +211,8 @@ def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "
     retrieval, messages = prepare(question, strategy=strategy, llm=llm, prompt=prompt, cite=cite, **overrides)
     if messages is None:
         return finish(question, prompt, retrieval, retrieval.answer or "", None)
-    reply, shown, messages = _ask(llm, retrieval, messages, prompt=prompt, cite=cite, stage=f"answer:{strategy.name}",
-                                  max_tokens=max_tokens)
+    reply, shown, messages = _ask(lambda sent: llm.chat(sent, stage=f"answer:{strategy.name}", max_tokens=max_tokens),
+                                  retrieval, messages, prompt=prompt, cite=cite, max_tokens=max_tokens)
     return _whole(finish(question, prompt, shown, reply.text, reply.call, llm=llm, messages=messages, cite=cite,
                          stage=f"cite:{strategy.name}", max_tokens=max_tokens), retrieval)
 
@@ -231,25 +240,19 @@ def answer_stream(question: str, *, strategy: Strategy, llm: LLMClient, prompt: 
         yield AnswerEvent("answer", answer=finish(question, prompt, retrieval, retrieval.answer or "", None))
         return
     stage = f"answer:{strategy.name}"
-    shown = retrieval
     if isinstance(llm, StreamingLLMClient):
-        for attempt in range(FIT_ATTEMPTS + 1):
-            stream, begun = llm.chat_stream(messages, stage=stage, max_tokens=max_tokens), False
-            try:
-                for piece in stream:
-                    begun = True
-                    yield AnswerEvent("text", text=piece)
-                break
-            except ContextTooLong as refusal:  # refused before the first piece: asked again with fewer passages
-                if begun:
-                    raise
-                shown, messages = _shorter(shown, messages, refusal, prompt=prompt, cite=cite, max_tokens=max_tokens,
-                                           attempt=attempt)
+        (stream, first, rest), shown, messages = _ask(
+            lambda sent: _opened(llm.chat_stream(sent, stage=stage, max_tokens=max_tokens)), retrieval, messages,
+            prompt=prompt, cite=cite, max_tokens=max_tokens)
+        if first is not None:
+            yield AnswerEvent("text", text=first)
+        for piece in rest:
+            yield AnswerEvent("text", text=piece)
         assert stream.result is not None  # set when the stream has been read to its end
         text, call = stream.result.text, stream.result.call
     else:
-        reply, shown, messages = _ask(llm, retrieval, messages, prompt=prompt, cite=cite, stage=stage,
-                                      max_tokens=max_tokens)
+        reply, shown, messages = _ask(lambda sent: llm.chat(sent, stage=stage, max_tokens=max_tokens), retrieval,
+                                      messages, prompt=prompt, cite=cite, max_tokens=max_tokens)
         yield AnswerEvent("text", text=reply.text)
         text, call = reply.text, reply.call
     answered = finish(question, prompt, shown, text, call, llm=llm, messages=messages, cite=cite,
