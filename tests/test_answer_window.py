@@ -17,6 +17,7 @@ from neoweave.llm import ContextTooLong, create_gateway
 from neoweave.llm.gateway import ChatResult, context_too_long
 from neoweave.llm.ledger import LLMCall
 from neoweave.llm.local import MODELS, LocalModelServer
+from neoweave.mcp.views import answer_data
 from neoweave.query import strategy
 from neoweave.query.answer import answer, answer_stream, passages_that_fit
 from neoweave.query.prompts import get_prompt, render
@@ -119,6 +120,9 @@ def test_passages_are_left_out_from_the_end_until_the_prompt_fits(records_graph,
     one_more = result.retrieval.items[kept]  # the best passage left out would not have fitted, or only just
     assert (model.prompts[-1] + len(one_more.text) // 4) + 20 > model.window * 0.9
     assert result.citations == [] and len(result.retrieval.items) == 6
+    told = answer_data(result)  # the MCP answer tool says it too, as POST /answer does
+    assert told["context_dropped"] == result.context_dropped == result.as_dict()["context_dropped"] > 0
+    assert len(told["retrieval"]["items"]) == 6
 
 
 def test_a_window_that_holds_no_passage_is_a_clear_error(records_graph, embedder):

@@ -62,14 +62,9 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
 
 
 def answer_data(answered: AnswerResult) -> dict[str, Any]:
-    """The answer, the sources it cites (a number naming no retrieved passage flagged), the prompt and the model
-    call, with the retrieval behind it summarised like `retrieve`'s."""
-    call = answered.call
-    return plain({"question": answered.question, "answer": answered.answer,
-                  "cited_answer": answered.cited_answer or answered.answer, "citations": answered.citation_rows(),
-                  "unknown_citations": answered.unknown_citations, "prompt": answered.prompt,
-                  "llm_call": dataclasses.asdict(call) if call else None,
-                  "retrieval": retrieval_data(answered.retrieval)})
+    """`AnswerResult.as_dict()` (what `POST /answer` returns: the answer, its citations, the prompt, the model
+    calls, passages left out for the context window) with the retrieval behind it summarised like `retrieve`'s."""
+    return plain({**answered.as_dict(), "retrieval": retrieval_data(answered.retrieval)})
 
 
 def explanation_data(explanation: Explanation) -> dict[str, Any]:
