@@ -145,6 +145,20 @@ def llm_data_dir(tmp_path_factory, model_dir):
     LocalModelServer(MODELS["qwen2.5-coder-0.5b"], state_dir=data_dir / "llm").stop()
 
 
+class ScriptedClient:
+    """The base of the tests' LLMClient doubles (orchestration logic only): no server, no price table; a
+    subclass scripts `chat`. `structured` is not scripted unless a subclass does it."""
+
+    model = "scripted"
+    endpoint = "script"
+    concurrency = 1
+    server_pid = None
+    ledger = None
+
+    def structured(self, messages, response_model, **kwargs):  # pragma: no cover - scripted where used
+        raise AssertionError("not scripted")
+
+
 def stdlib_corpus(count: int) -> str:
     """Real prose and code of varied length: the standard library's own source files, as records."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])

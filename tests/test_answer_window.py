@@ -9,7 +9,7 @@ import json
 import httpx
 import openai
 import pytest
-from conftest import stdlib_corpus
+from conftest import ScriptedClient, stdlib_corpus
 
 from neoweave.config import load_settings
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
@@ -81,15 +81,11 @@ def test_a_context_too_long_for_a_real_model_is_cut_to_its_best_passages(records
         LocalModelServer(MODELS["qwen2.5-coder-0.5b"], state_dir=tmp_path / "llm").stop()
 
 
-class WindowedModel:
+class WindowedModel(ScriptedClient):
     """An LLMClient double with a context window: refuses, as llama.cpp's server does, a prompt of more tokens
     (four characters each) than the window holds beside the completion; else answers "fits"."""
 
     model = "windowed"
-    endpoint = "script"
-    concurrency = 1
-    server_pid = None
-    ledger = None
 
     def __init__(self, window: int) -> None:
         self.window = window
@@ -103,9 +99,6 @@ class WindowedModel:
         if tokens + (max_tokens or 0) > self.window:
             raise ContextTooLong("too long", window=self.window, prompt_tokens=tokens, completion_tokens=max_tokens)
         return ChatResult("fits", LLMCall(stage="answer", model=self.model, prompt_tokens=tokens))
-
-    def structured(self, *args, **kwargs):  # pragma: no cover - not used by naive
-        raise AssertionError("not scripted")
 
 
 def test_passages_are_left_out_from_the_end_until_the_prompt_fits(records_graph, embedder):

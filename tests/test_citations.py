@@ -9,7 +9,7 @@ import json
 
 import httpx
 import pytest
-from conftest import running_server
+from conftest import ScriptedClient, running_server
 
 from neoweave.config import load_settings
 from neoweave.eval.measures import citation_scores
@@ -27,15 +27,9 @@ from neoweave.server.app import create_app
 QUESTION = "How does the event loop schedule coroutines and callbacks?"
 
 
-class ScriptedCitingLLM:
+class ScriptedCitingLLM(ScriptedClient):
     """Replies with a fixed text (citation markers included) and records the prompts it was sent; `pieces`
     makes it a streaming client that sends the reply in those pieces."""
-
-    model = "scripted"
-    endpoint = "script"
-    concurrency = 1
-    server_pid = None
-    ledger = None
 
     def __init__(self, reply: str, follow_up: str = "", uncited: str = "") -> None:
         self.reply = reply
@@ -50,9 +44,6 @@ class ScriptedCitingLLM:
             text = self.uncited
         return ChatResult(text, LLMCall(stage=kwargs.get("stage", ""), model=self.model, prompt_tokens=100,
                                         completion_tokens=5, latency_ms=3.0))
-
-    def structured(self, messages, response_model, **kwargs):  # pragma: no cover - not used by naive
-        raise AssertionError("not scripted")
 
 
 class ScriptedStream:

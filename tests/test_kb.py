@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ScriptedClient
 
 import neoweave
 from neoweave.errors import NeoweaveError, ReadOnlyViolation
@@ -20,21 +21,12 @@ QUESTION = "How does the event loop schedule coroutines and callbacks?"
 BASE = "https://docs.example.org/tiny/"
 
 
-class ScriptedAnswers:
+class ScriptedAnswers(ScriptedClient):
     """An LLMClient double: answers every chat with the first words of its prompt's first passage."""
-
-    model = "scripted"
-    endpoint = "script"
-    concurrency = 1
-    server_pid = None
-    ledger = None
 
     def chat(self, messages, **kwargs):
         return ChatResult("the event loop", LLMCall(stage=kwargs.get("stage", ""), model=self.model,
                                                     prompt_tokens=len(messages[-1]["content"]) // 4))
-
-    def structured(self, messages, response_model, **kwargs):  # pragma: no cover - not used by naive
-        raise AssertionError("not scripted")
 
 
 def test_importing_neoweave_loads_no_store_model_or_framework():

@@ -43,7 +43,12 @@ def evaluate(
     base_url: Annotated[str | None, typer.Option("--base-url", help="for --corpus")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="first N questions only")] = None,
     types: Annotated[str | None, typer.Option("--type", help="only these question types (comma-separated)")] = None,
-    out: Annotated[Path, typer.Option("--out", help="report directory")] = Path("eval-out"),
+    out: Annotated[Path, typer.Option("--out", help="report directory; records are kept there as they finish "
+                                      "(progress.jsonl), and the same run again over it evaluates only the "
+                                      "questions a stopped run did not finish")] = Path("eval-out"),
+    resume: Annotated[bool, typer.Option("--resume/--restart", help="take up the records a stopped run of the "
+                                         "same configuration left in --out (--restart: evaluate all again)")
+                      ] = True,
     params: Annotated[list[str] | None, typer.Option("--param", "-P", help="STRATEGY.NAME=VALUE (repeatable), "
                                                      "e.g. -P larag.entity_seeds=2")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="questions in flight at once (Orion's runtime "
@@ -93,7 +98,8 @@ def evaluate(
         cfg.judge.model = judge_model
     with KnowledgeBase(cfg, limits=Limits.unbounded()) as kb:
         outcome = kb.evaluate(qa, config, out, corpus=corpus, base_url=base_url, limit=limit,
-                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None)
+                              types=[t.strip() for t in types.split(",") if t.strip()] if types else None,
+                              resume=resume)
     console.print(markdown_table([r for r in outcome.rows if r["type"] == "all"]), highlight=False, soft_wrap=True)
     console.print(f"report: {outcome.report}", highlight=False)
     if fit_router:

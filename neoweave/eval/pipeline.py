@@ -86,9 +86,26 @@ def describe_setup(settings: Settings, qa: Path, questions: list[Question], conf
                     + f", max_tokens {config.max_tokens or settings.llm.max_tokens}, temperature "
                     f"{settings.llm.temperature}") if llm else "not evaluated (retrieval only)",
         "judge": (f"{evaluation.judge_model} ({', '.join(config.judge)})" if config.judge else None),
+        "resumed": (f"{len(evaluation.resumed)} of {len(evaluation.records)} records from an earlier run of this "
+                    "configuration stopped part way (their latencies are that run's; resource use and questions/s "
+                    "measure the rest)") if evaluation.resumed else None,
         "machine": f"{_cpu_model()}, {os.cpu_count()} cores",
         "neoweave commit": _git_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def run_identity(config: RunConfig, questions: list[Question], answer_model: str | None) -> dict[str, Any]:
+    """What makes two runs the same run for `eval.checkpoint`: everything that changes a record as the runner
+    writes it (answer scoring, BERTScore and the judge run over all records at the end, so their settings are not
+    part of it; nor is `concurrency`)."""
+    return {
+        "strategies": config.strategies, "ks": config.ks, "parameters": config.parameters,
+        "answer": config.answer, "prompts": {name: config.prompt_for(name) for name in config.strategies},
+        "max_tokens": config.max_tokens, "cite": config.cite, "token_budgets": config.token_budgets,
+        "contexts": config.context_bertscore or bool(config.answer and config.judge),
+        "answer_model": answer_model if config.answer else None,
+        "questions": [[q.id, q.question, q.answer, q.evidence] for q in questions],
     }
 
 
@@ -96,11 +113,13 @@ def evaluate_graph(settings: Settings, store: GraphStore, embedder: TextEmbedder
                    questions: list[Question], config: RunConfig, out: str | Path, *,
                    llm: Callable[[], LLMClient], judge_llm: Callable[[], LLMClient],
                    make_strategy: Callable[..., Any], corpus: str | Path | None = None, limit: int | None = None,
-                   types: list[str] | None = None, title: str | None = None, progress: bool = True
-                   ) -> EvalOutcome:
+                   types: list[str] | None = None, title: str | None = None, progress: bool = True,
+                   resume: bool = True) -> EvalOutcome:
     """Run `config` (strategies x k, answers, judge) over the `questions` selected from the QA set `qa` on a graph
     and write the report to `out` (`KnowledgeBase.evaluate`). `llm` and `judge_llm` are called only when the run
-    needs a model."""
+    needs a model. Records are kept in `out` as they finish (`eval.checkpoint`); with `resume`, those of an
+    earlier run of the same configuration stopped part way are taken up, not evaluated again."""
+    from neoweave.eval.checkpoint import Checkpoint
     from neoweave.eval.report import write_report
     from neoweave.eval.runner import run, summarize
     from neoweave.registry import STRATEGIES
@@ -115,10 +134,12 @@ def evaluate_graph(settings: Settings, store: GraphStore, embedder: TextEmbedder
 
         judge = Judge(judge_llm(), embedder, answer_model=model.model if model else None)
     pids = {"graph_server": store.server_pid(), "llm_server": model.server_pid if model else None}
+    checkpoint = Checkpoint(out, run_identity(config, questions, model.model if model else None), resume=resume)
     evaluation = run(store, embedder, questions, config, llm=model, progress=progress, pids=pids, judge=judge,
-                     make_strategy=make_strategy)
+                     make_strategy=make_strategy, checkpoint=checkpoint)
     rows = summarize(evaluation)
     setup = describe_setup(settings, qa, questions, config, evaluation, model, corpus=corpus, limit=limit,
                            types=types)
     report = write_report(out, evaluation, rows, title or f"neoweave eval: {qa.name}", setup=setup)
+    checkpoint.remove()
     return EvalOutcome(evaluation, rows, report, setup)

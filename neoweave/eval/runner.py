@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -28,6 +28,9 @@ from neoweave.eval.similarity import BertScoreModel, answer_similarity, bert_sco
 from neoweave.protocols import LLMClient, TextEmbedder
 from neoweave.registry import STRATEGIES
 from neoweave.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from neoweave.eval.checkpoint import Checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,9 @@ class EvalRun:
     judge_model: str | None = None
     judge_warning: str | None = None
     prompt_warning: str | None = None
+    resumed: set[tuple[str, int, str]] = field(default_factory=set)
+    """(strategy, k, question id) of the records an earlier, stopped run finished (`eval.checkpoint`): their
+    latencies are that run's, and resource use and questions/s measure only the rest."""
 
 
 def _evidence_keys(store: GraphStore, items: list[Any], by_url: bool, titles: dict[str, str]) -> list[str]:
@@ -128,12 +134,14 @@ def _score_answers(records: list[dict[str, Any]], questions: dict[str, Question]
 
 def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], config: RunConfig, *,
         llm: LLMClient | None = None, progress: bool = True, pids: dict[str, int | None] | None = None,
-        judge: Judge | None = None, make_strategy: Callable[..., Any] | None = None) -> EvalRun:
+        judge: Judge | None = None, make_strategy: Callable[..., Any] | None = None,
+        checkpoint: Checkpoint | None = None) -> EvalRun:
     """One record per (strategy, k, question): retrieved ids and scores, metrics, cost, answer.
 
     `pids` names helper processes (graph server, model server) whose memory and CPU are measured with ours.
     `make_strategy(name, **parameters)` builds each strategy (the knowledge base's factory); without one they
-    are built over `store`, `embedder` and `llm`.
+    are built over `store`, `embedder` and `llm`. `checkpoint` keeps each record as it finishes and gives back
+    those an earlier, stopped run of the same configuration finished (they are not evaluated again).
     """
     if make_strategy is None:
         from neoweave.query import strategy as build
@@ -154,25 +162,35 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
     resources: dict[tuple[str, int], ResourceUsage] = {}
     total = len(config.strategies) * len(config.ks) * len(questions)
     bar = tqdm(total=total, desc="evaluating", unit="q", disable=not progress)
+    finished = checkpoint.finished if checkpoint else {}
+    resumed: set[tuple[str, int, str]] = set()
     for name in config.strategies:
         for k in config.ks:
-            strategy = make_strategy(name, **{**config.parameters.get(name, {}), "k": k})
-            with ResourceMonitor(pids) as monitor:
-                if config.concurrency > 1:
-                    from concurrent.futures import ThreadPoolExecutor
+            done = {q.id: finished[(name, k, q.id)] for q in questions if (name, k, q.id) in finished}
+            earlier, pending = set(done), [q for q in questions if q.id not in done]
+            bar.update(len(done))
+            if pending:
+                strategy = make_strategy(name, **{**config.parameters.get(name, {}), "k": k})
 
-                    def one(question: Question, strategy=strategy, k=k) -> dict[str, Any]:
-                        record = _evaluate_one(store, strategy, k, question, config, llm, by_url, titles)
-                        bar.update(1)
-                        return record
+                def one(question: Question, strategy=strategy, name=name, k=k) -> dict[str, Any]:
+                    record = _evaluate_one(store, strategy, k, question, config, llm, by_url, titles)
+                    if checkpoint:
+                        checkpoint.add((name, k, question.id), record)
+                    bar.update(1)
+                    return record
 
-                    with ThreadPoolExecutor(config.concurrency) as pool:
-                        records.extend(pool.map(one, questions))
-                else:
-                    for question in questions:
-                        records.append(_evaluate_one(store, strategy, k, question, config, llm, by_url, titles))
-                        bar.update(1)
-            resources[(name, k)] = monitor.usage
+                with ResourceMonitor(pids) as monitor:
+                    if config.concurrency > 1:
+                        from concurrent.futures import ThreadPoolExecutor
+
+                        with ThreadPoolExecutor(config.concurrency) as pool:
+                            done.update(zip([q.id for q in pending], pool.map(one, pending), strict=True))
+                    else:
+                        for question in pending:
+                            done[question.id] = one(question)
+                resources[(name, k)] = monitor.usage
+            resumed.update((done[question_id]["strategy"], k, question_id) for question_id in earlier)
+            records.extend(done[q.id] for q in questions)
     bar.close()
     if config.answer:
         _score_answers(records, {q.id: q for q in questions}, config.bertscore)
@@ -185,7 +203,7 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
         score_contexts(records, ground_truth_contexts(store.run, questions), bertscore_model)
     bertscored = (config.answer and config.bertscore) or config.context_bertscore
     evaluation = EvalRun(records, resources, bertscore_model.describe() if bertscored else None,
-                         prompt_warning=prompt_warning)
+                         prompt_warning=prompt_warning, resumed=resumed)
     if config.judge:
         _judge_answers(evaluation, config, judge, progress)
     for record in records:
@@ -360,7 +378,8 @@ def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:
         usage = evaluation.resources.get((name, k))
         if usage is not None and qtype == "all":
             row.update(usage.flat())
-            row["questions_per_s"] = len(group) / usage.wall_seconds if usage.wall_seconds else 0.0
+            measured = [r for r in group if (name, k, r["question_id"]) not in evaluation.resumed]
+            row["questions_per_s"] = len(measured) / usage.wall_seconds if usage.wall_seconds else 0.0
         rows.append(row)
     return rows
 

@@ -357,9 +357,10 @@ class KnowledgeBase:
     # -- measuring it ----------------------------------------------------------------------------
     def evaluate(self, qa: str | Path, config: RunConfig, out: str | Path, *, corpus: str | Path | None = None,
                  base_url: str | None = None, limit: int | None = None, types: list[str] | None = None,
-                 title: str | None = None, progress: bool = True) -> EvalOutcome:
+                 title: str | None = None, progress: bool = True, resume: bool = True) -> EvalOutcome:
         """Run `config` (strategies x k, answers, judge) over a QA set and write the report to `out`.
-        Evaluations are not bounded by `limits` (they ask for what the run configures)."""
+        Evaluations are not bounded by `limits` (they ask for what the run configures). Records are kept in
+        `out` as they finish: a run stopped part way, run again (`resume`), evaluates only the rest."""
         from neoweave.eval.pipeline import evaluate_graph, select_questions
 
         questions = select_questions(Path(qa), types=types, limit=limit)  # a bad QA file fails before any ingest
@@ -371,7 +372,7 @@ class KnowledgeBase:
         return evaluate_graph(self.settings, self.store, self.embedder, Path(qa), questions, config, out,
                               llm=lambda: self.llm, judge_llm=lambda: self.judge_llm,
                               make_strategy=self.strategy_factory(), corpus=corpus, limit=limit, types=types,
-                              title=title, progress=progress)
+                              title=title, progress=progress, resume=resume)
 
     def walk_index(self, *, rebuild: bool = False, background: bool | None = None, progress: bool = False
                    ) -> dict[str, Any]:
