@@ -124,3 +124,7 @@ def test_bad_qa_file_names_the_line(tmp_path):
         load_qa(qa)
     with pytest.raises(NeoweaveError, match="QA file not found"):
         load_qa(tmp_path / "missing.jsonl")
+    qa.write_text('{"id": "q1", "question": "?", "evidence": []}\n\n{"id": 7, "question": "?", "evidence": []}\n'
+                  '{"id": "7", "question": "again?", "evidence": []}\n')
+    with pytest.raises(NeoweaveError, match=r"qa\.jsonl:4: id '7' is line 3's too"):
+        load_qa(qa)

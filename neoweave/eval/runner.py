@@ -55,6 +55,7 @@ QA_HINT = 'expected one JSON object a line: {"id", "question", "answer", "eviden
 def load_qa(path: str | Path) -> list[Question]:
     path = Path(path)
     questions = []
+    lines: dict[str, int] = {}  # a question's id names its record in every report, merge and comparison
     for number, row in numbered_jsonl(path, "QA file", QA_HINT):
         try:
             questions.append(Question(str(row["id"]), row["question"], row.get("answer", ""),
@@ -62,6 +63,10 @@ def load_qa(path: str | Path) -> list[Question]:
                                       row.get("type") or "all", [str(t) for t in row.get("evidence_text") or []]))
         except (KeyError, TypeError) as exc:
             raise NeoweaveError(f"{path}:{number}: not a QA record ({exc})", hint=QA_HINT) from exc
+        first = lines.setdefault(questions[-1].id, number)
+        if first != number:
+            raise NeoweaveError(f"{path}:{number}: id {questions[-1].id!r} is line {first}'s too",
+                                hint="every question needs an id of its own")
     if not questions:
         raise NeoweaveError(f"{path}: no questions")
     return questions
