@@ -16,7 +16,7 @@ from typing import Any
 
 from conftest import COMMUNITY_CORPUS
 from test_community_global import ScriptedAnalyst
-from test_iterative import ScriptedPlanner, ScriptedResearcher
+from test_iterative import ScriptedPlanner, ScriptedSubQuestions
 
 from neoweave.cypher.registry import explore_query
 from neoweave.query import RetrievalResult, get_prompt, render, strategy
@@ -63,7 +63,7 @@ CASES: dict[str, tuple[dict[str, Any], Callable[[], Any] | None]] = {
     "community_global": ({}, lambda: ScriptedAnalyst({"Quillfeather": 80, "Zephyrine": 70, "Vennemark": 60})),
     "orion": ({"expand": False, "prune": False}, None),
     "khl": ({"analysis": "fast"}, None),
-    "recursive": ({}, ScriptedResearcher),
+    "recursive": ({}, ScriptedSubQuestions),
     "pank": ({}, lambda: ScriptedPlanner(PLAN)),
     "router": ({}, None),
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import ingest_records
 from test_community_global import ScriptedAnalyst
-from test_iterative import OPERA, PANK_PLAN, QUESTION, ScriptedPlanner, ScriptedResearcher
+from test_iterative import OPERA, PANK_PLAN, QUESTION, ScriptedPlanner, ScriptedSubQuestions
 
 from neoweave.enrich import run
 from neoweave.errors import ReadOnlyViolation
@@ -25,7 +25,7 @@ CASES = {
     "community_global": ({}, lambda: ScriptedAnalyst({"Brandt": 80})),
     "orion": ({"expand": False, "prune": False}, None),
     "khl": ({"analysis": "fast"}, None),
-    "recursive": ({}, ScriptedResearcher),
+    "recursive": ({}, ScriptedSubQuestions),
     "pank": ({}, lambda: ScriptedPlanner(PANK_PLAN)),
     "router": ({}, None),
 }
