@@ -99,13 +99,13 @@ class RecursiveRAG(Strategy):
     base: str = "naive"
     """The strategy that retrieves for each question (naive, hybrid, larag, kg, ...)."""
     max_follow_ups: int = 2
-    """New questions searched per round at most (the model's first ones, duplicates of earlier ones left out)."""
+    """follow_ups: new questions searched per round at most (the model's first ones, earlier ones left out)."""
     final_k: int = 0
     """Chunks given to the answer prompt (follow_ups: every sub-question's best first); 0 = all retrieved (the
     thesis)."""
     method: str = "appended"
     """appended: the thesis's loop, the sub-questions appended to one growing query, none answered on its own;
-    follow_ups: each sub-question searched and answered on its own (above)."""
+    follow_ups: each follow-up question searched and answered on its own, its answer's names in the next ones."""
     step_max_tokens: int = 200
 
     paper: ClassVar[dict[str, Any] | None] = {"rounds": 5, "k": 7, "base": "naive", "final_k": 0,
