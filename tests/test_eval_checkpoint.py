@@ -19,7 +19,8 @@ QUESTIONS = [("q1", "How does the event loop schedule coroutines?"), ("q2", "Wha
 
 
 class ScriptedAnswers(ScriptedClient):
-    """Replies `reply` to every prompt and records the questions it was asked; fails on call `fail_on`."""
+    """Replies `reply` to every prompt and records the questions it was asked; fails on call `fail_on`. A reply
+    that cites ("[1]") makes one call a question (no follow-up turn asking for citations)."""
 
     def __init__(self, reply: str, fail_on: int | None = None) -> None:
         self.reply, self.fail_on = reply, fail_on
@@ -46,7 +47,7 @@ def qa(falkordb_store, embedder, site, tmp_path):
 def _evaluate(store, embedder, workdir, qa, out, llm, *, max_tokens=None, concurrency=1, resume=True):
     settings = load_settings(environ={}, overrides={"falkordb": {"data_dir": workdir / ".neoweave"}})
     config = RunConfig(["naive"], [2], answer=True, max_tokens=max_tokens, bertscore=None, concurrency=concurrency)
-    kb = KnowledgeBase(settings, store=store, embedder=embedder, llm=llm, read_only=True)
+    kb = KnowledgeBase(settings, store=store, embedder=embedder, llm=llm)
     return kb.evaluate(qa, config, out, progress=False, resume=resume)
 
 
@@ -77,15 +78,20 @@ def test_a_stopped_run_keeps_its_records_and_the_same_run_again_does_the_rest(fa
     assert "2 of 4 records" in (out / "report.md").read_text()
 
 
-def test_another_configuration_or_restart_evaluates_everything(falkordb_store, embedder, workdir, qa):
+def test_another_configuration_graph_or_restart_evaluates_everything(falkordb_store, embedder, workdir, qa):
     out = workdir / "run"
     with pytest.raises(LLMError):
-        _evaluate(falkordb_store, embedder, workdir, qa, out, ScriptedAnswers("First.", fail_on=4))
-    shorter = ScriptedAnswers("Shorter.", fail_on=2)
+        _evaluate(falkordb_store, embedder, workdir, qa, out, ScriptedAnswers("First [1].", fail_on=4))
+    shorter = ScriptedAnswers("Shorter [1].", fail_on=2)
     with pytest.raises(LLMError):  # answers capped at 64 tokens are another run: the first one's are not its
         _evaluate(falkordb_store, embedder, workdir, qa, out, shorter, max_tokens=64)
     assert _asked(shorter) == ["q1"]
-    restarted = ScriptedAnswers("Restarted.")
+    falkordb_store.restamp()  # a write to the graph since: another run, though the configuration is the same
+    rewritten = ScriptedAnswers("Rewritten [1].", fail_on=2)
+    with pytest.raises(LLMError):
+        _evaluate(falkordb_store, embedder, workdir, qa, out, rewritten, max_tokens=64)
+    assert _asked(rewritten) == ["q1"]
+    restarted = ScriptedAnswers("Restarted [1].")
     outcome = _evaluate(falkordb_store, embedder, workdir, qa, out, restarted, max_tokens=64, resume=False)
     assert _asked(restarted) == ["q1", "q2", "q3", "q4"] and not outcome.evaluation.resumed
     assert "resumed" not in outcome.setup or outcome.setup["resumed"] is None

@@ -2,10 +2,10 @@
 error, Ctrl-C, the machine's end) loses nothing: the same run again over the same report directory takes the
 finished records up and evaluates only the rest. Once the report is written the file goes.
 
-"The same run" is the same questions and the same configuration (strategies, k, parameters, prompts, answers,
-the answering model); the code may have changed between the two (a fix for what stopped the first is the usual
-reason to run again), and the report says how many records came from the earlier run.
-"""
+"The same run" is the same graph (its write stamp), the same questions and the same configuration (strategies,
+k, parameters, prompts, answers, the answering model); the code may have changed between the two (a fix for
+what stopped the first is the usual reason to run again), and the report says how many records came from the
+earlier run."""
 
 from __future__ import annotations
 

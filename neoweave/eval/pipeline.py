@@ -95,11 +95,13 @@ def describe_setup(settings: Settings, qa: Path, questions: list[Question], conf
     }
 
 
-def run_identity(config: RunConfig, questions: list[Question], answer_model: str | None) -> dict[str, Any]:
-    """What makes two runs the same run for `eval.checkpoint`: everything that changes a record as the runner
-    writes it (answer scoring, BERTScore and the judge run over all records at the end, so their settings are not
-    part of it; nor is `concurrency`)."""
+def run_identity(config: RunConfig, questions: list[Question], answer_model: str | None,
+                 graph_stamp: str | None) -> dict[str, Any]:
+    """What makes two runs the same run for `eval.checkpoint`: the same graph (its write stamp: any write since
+    makes another run) and everything that changes a record as the runner writes it (answer scoring, BERTScore
+    and the judge run over all records at the end, so their settings are not part of it; nor is `concurrency`)."""
     return {
+        "graph": graph_stamp,
         "strategies": config.strategies, "ks": config.ks, "parameters": config.parameters,
         "answer": config.answer, "prompts": {name: config.prompt_for(name) for name in config.strategies},
         "max_tokens": config.max_tokens, "cite": config.cite, "token_budgets": config.token_budgets,
@@ -134,7 +136,8 @@ def evaluate_graph(settings: Settings, store: GraphStore, embedder: TextEmbedder
 
         judge = Judge(judge_llm(), embedder, answer_model=model.model if model else None)
     pids = {"graph_server": store.server_pid(), "llm_server": model.server_pid if model else None}
-    checkpoint = Checkpoint(out, run_identity(config, questions, model.model if model else None), resume=resume)
+    identity = run_identity(config, questions, model.model if model else None, store.stamp())
+    checkpoint = Checkpoint(out, identity, resume=resume)
     evaluation = run(store, embedder, questions, config, llm=model, progress=progress, pids=pids, judge=judge,
                      make_strategy=make_strategy, checkpoint=checkpoint)
     rows = summarize(evaluation)
