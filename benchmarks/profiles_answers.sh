@@ -9,7 +9,7 @@
 # block one report per profile (OUT/SET-STRATEGY-PROFILE-FIRST-LAST), then every finished block merged
 # (OUT/SET-STRATEGY-PROFILE-merged). Every step is skipped when its output exists, and a block stopped part way
 # takes up its finished questions (`neoweave eval` keeps them in progress.jsonl): run the same command again to go
-# on. `touch OUT/stop` stops before the next block.
+# on. `touch OUT/stop` stops before the next block (servers stopped, finished blocks merged).
 # The graph (OUT/graph-SET, or GRAPH=DIR built already) gets what the seed methods read, each by its fast method:
 # ingest, enrich kg, tags (orion), rst (khl), communities (pank). Needs `apt-get install python3.11-doc` for faq.
 set -euo pipefail
@@ -67,7 +67,7 @@ for ((start = FIRST; start <= LAST; start += BLOCK)); do
   for profile in paper neoweave; do
     run=$OUT/$SET-$STRATEGY-$profile-$start-$end
     [ -f "$run/summary.json" ] && continue
-    [ -f "$OUT/stop" ] && { log "stopped before $run"; exit 0; }
+    [ -f "$OUT/stop" ] && { log "stopped before $run"; break 2; }
     log "$STRATEGY $profile $start-$end"
     cli eval --qa "$OUT/$SET-$start-$end.jsonl" --strategies "$STRATEGY" --k 5 --answer "${answer_options[@]}" \
       -P "$STRATEGY.profile=$profile" --out "$run" > "$run.log" 2>&1
