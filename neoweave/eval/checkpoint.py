@@ -39,8 +39,7 @@ class Checkpoint:
         self.finished: dict[RecordKey, dict[str, Any]] = self._read() if resume else {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            kept = [json.dumps({"key": list(key), "record": record}, default=str)
-                    for key, record in self.finished.items()]
+            kept = [_line(key, record) for key, record in self.finished.items()]
             self.path.write_text("\n".join([json.dumps({"format": FORMAT, "fingerprint": self.fingerprint}), *kept])
                                  + "\n", encoding="utf-8")
         except OSError as exc:
@@ -79,10 +78,15 @@ class Checkpoint:
 
     def add(self, key: RecordKey, record: dict[str, Any]) -> None:
         """Keep one finished record (safe from several threads: `--concurrency`)."""
-        line = json.dumps({"key": list(key), "record": record}, default=str)
+        line = _line(key, record)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")
 
     def remove(self) -> None:
         """The report is written: the records live in RUN/records.json now."""
         self.path.unlink(missing_ok=True)
+
+
+def _line(key: RecordKey, record: dict[str, Any]) -> str:
+    """One finished record as the file keeps it (values JSON cannot hold as their text, as records.json does)."""
+    return json.dumps({"key": list(key), "record": record}, default=str)
