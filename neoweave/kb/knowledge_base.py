@@ -1,8 +1,8 @@
 """The knowledge base: the one object a user holds, and that every front end goes through.
 
 It owns the settings, the store (opened on first use), the embedder (its model loaded on the first text to
-embed), the LLM gateway (started only when a step or strategy needs one), the strategy factory and the
-enrich runner, and closes what it opened. Its methods are the product's verbs:
+embed), the LLM gateway (started only when a step or strategy needs one), and closes what it opened (kb/core.py,
+with the guard every write goes through). Its methods, here, are the product's verbs:
 
     import neoweave
     with neoweave.open(".neoweave") as kb:
@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
-from neoweave.kb.limits import Limits
-from neoweave.kb.parts import Parts
+from neoweave.kb.core import KnowledgeBaseCore
 from neoweave.parameters import coerce_parameters, unprefixed
 
 if TYPE_CHECKING:
@@ -35,83 +32,16 @@ if TYPE_CHECKING:
     from neoweave.eval.runner import RunConfig
     from neoweave.ingest import IngestReport
     from neoweave.ingest.sync import SyncReport
-    from neoweave.protocols import LLMClient, TextEmbedder
     from neoweave.query import RetrievalResult, Strategy
     from neoweave.query.answer import AnswerEvent, AnswerResult
-    from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
 _NOT_PARAMETERS = ("store", "embedder", "llm")
 
 
-class KnowledgeBase:
+class KnowledgeBase(KnowledgeBaseCore):
     """One graph with everything that reads and writes it. Safe to share between threads for retrieval."""
-
-    def __init__(self, settings: Settings, *, limits: Limits | None = None, read_only: bool = False,
-                 embedder: TextEmbedder | None = None, llm: LLMClient | None = None,
-                 store: GraphStore | None = None) -> None:
-        """`store`, `embedder` and `llm` may be given (your own implementations, or shared ones); what is
-        given is used as it is and not closed here."""
-        self.settings = settings
-        self.limits = limits or Limits()
-        self.read_only = read_only
-        self._parts = Parts(settings, read_only=read_only, store=store, embedder=embedder, llm=llm)
-        self._checked = False
-
-    # -- what it owns (`kb.parts`: each made on first use) ------------------------------------------
-    @property
-    def store(self) -> GraphStore:
-        """The graph store (the embedded FalkorDB starts on first use)."""
-        return self._parts.store
-
-    @property
-    def embedder(self) -> TextEmbedder:
-        """The embedding model the graph was built with (its weights load on the first text embedded)."""
-        return self._parts.embedder
-
-    @property
-    def llm(self) -> LLMClient:
-        """The LLM gateway: the configured endpoint, or the local model server (started on first use)."""
-        return self._parts.llm
-
-    @property
-    def judge_llm(self) -> LLMClient:
-        """The judge's gateway (`[judge]` settings); the answering gateway when both name the same model."""
-        return self._parts.judge_llm
-
-    @property
-    def llm_started(self) -> bool:
-        return self._parts.llm_started
-
-    def close(self) -> None:
-        """Close the store connection (the embedded server keeps running for the next command by design)."""
-        self._parts.close()
-
-    def __enter__(self) -> KnowledgeBase:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        where = (self.settings.neo4j.uri if self.settings.store.backend == "neo4j"
-                 else f"{self.settings.falkordb.data_dir} ({self.settings.falkordb.graph})")
-        return f"KnowledgeBase({self.settings.store.backend} {where}{', read-only' if self.read_only else ''})"
-
-    def check_graph(self) -> dict[str, Any]:
-        """The graph's Meta node, after checking it holds vectors of the configured model (once per object)."""
-        from neoweave.embeddings import resolve_dimension
-
-        meta = self.store.read_meta()
-        if meta is None:
-            raise NeoweaveError("the graph is empty", hint="run `neoweave ingest PATH` first (kb.ingest(PATH))")
-        if not self._checked:
-            made = self._parts.embedder_made
-            dimension = made.dimension if made is not None else resolve_dimension(self.settings.embedding)
-            self.store.check_meta(self.settings.embedding.model, dimension)
-            self._checked = True
-        return meta
 
     # -- building the graph ----------------------------------------------------------------------
     def ingest(self, source: str | Path | Iterable[Mapping[str, Any]], *, source_name: str = "records",
@@ -384,25 +314,3 @@ class KnowledgeBase:
 
         return walk_index_state(self.store, rebuild=rebuild, background=background, writable=not self.read_only,
                                 progress=progress)
-
-    # -- internals -------------------------------------------------------------------------------
-    @contextmanager
-    def _writing(self, what: str, *, walk_index: bool = False, progress: bool = False,
-                 writes: frozenset[str] | None = None) -> Iterator[None]:
-        """A write operation: refused read-only; its writes replace the graph's stamp once before and once after
-        (`GraphStore.writing`); then `kb.walk.after_write` decides ppr's walk index: rebuilt (`walk_index`: enrich
-        kg), kept across a span that declares `writes` (`graph_schema.footprint`) outside what it reads, else
-        left behind the graph until the next rebuild."""
-        from neoweave.kb.walk import after_write
-
-        self._writable(what)
-        with self.store.writing() as span:
-            yield
-        after_write(self.store, what, build=walk_index, progress=progress, span=span, writes=writes)
-
-    def _writable(self, what: str) -> None:
-        if self.read_only:
-            from neoweave.errors import ReadOnlyViolation
-
-            raise ReadOnlyViolation(f"{what} writes to the graph, and this knowledge base was opened read-only",
-                                    hint="open it with read_only=False")
