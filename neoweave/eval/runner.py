@@ -193,7 +193,7 @@ def run(store: GraphStore, embedder: TextEmbedder, questions: list[Question], co
                     else:
                         for question in pending:
                             done[question.id] = one(question)
-                resources[(name, k)] = monitor.usage
+                resources[(strategy.name, k)] = monitor.usage  # keyed as the records and `resumed` are
             resumed.update((done[question_id]["strategy"], k, question_id) for question_id in earlier)
             records.extend(done[q.id] for q in questions)
     bar.close()
