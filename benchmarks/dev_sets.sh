@@ -11,14 +11,11 @@ ROOT=$PWD
 OUT=${1:?usage: dev_sets.sh OUT_DIR BASE_COMMIT [HEAD_TREE]}
 BASE=${2:?usage: dev_sets.sh OUT_DIR BASE_COMMIT [HEAD_TREE]}
 HEAD_TREE=${3:-$ROOT}
-DOCS=/usr/share/doc/python3.11/html
-BASE_URL=https://docs.python.org/3.11/
 STRATEGIES=${STRATEGIES:-naive,larag,kg,ppr}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-[ -d "$DOCS/faq" ] || { echo "missing $DOCS/faq: apt-get install python3.11-doc" >&2; exit 2; }
-[ -f "$OUT/python-faq/qa.jsonl" ] || .venv/bin/python -m neoweave.cli datasets sphinx-faq "$DOCS" \
-  --out "$OUT/python-faq" --base-url "$BASE_URL"
+source benchmarks/common.sh
+python_faq "$OUT"
 
 run() {  # name, source tree, set (hotpotqa|faq)
   local name=$1 tree=$2 set=$3 data="$OUT/graph-$1-$3"
@@ -27,14 +24,14 @@ run() {  # name, source tree, set (hotpotqa|faq)
   if [ "$set" = hotpotqa ]; then
     corpus=$ROOT/examples/hotpotqa/corpus.jsonl; qa=$ROOT/examples/hotpotqa/qa.jsonl
   else
-    corpus=$OUT/python-faq/corpus; qa=$OUT/python-faq/qa.jsonl; extra=(--base-url "$BASE_URL")
+    corpus=$OUT/python-faq/corpus; qa=$OUT/python-faq/qa.jsonl; extra=(--base-url "$FAQ_BASE_URL")
   fi
   [ -f "$OUT/eval-$name-$set/summary.json" ] && return 0
   ( cd "$tree"
     export PYTHONPATH="$tree"
-    /usr/bin/time -f "%e s %M KB" -o "$OUT/$name-$set-ingest.time" "${cli[@]}" ingest "$corpus" "${extra[@]}" \
+    timed "$OUT/$name-$set-ingest.time" "${cli[@]}" ingest "$corpus" "${extra[@]}" \
       --no-progress --json > "$OUT/$name-$set-ingest.json"
-    /usr/bin/time -f "%e s %M KB" -o "$OUT/$name-$set-kg.time" "${cli[@]}" enrich kg --no-progress --json \
+    timed "$OUT/$name-$set-kg.time" "${cli[@]}" enrich kg --no-progress --json \
       > "$OUT/$name-$set-kg.json"
     "${cli[@]}" eval --qa "$qa" --strategies "$STRATEGIES" --k 2,5,10 --out "$OUT/eval-$name-$set" > /dev/null
     "${cli[@]}" cypher "$(grep -v "^//" "$ROOT/neoweave/cypher/explore/integrity_checks.cypher")" --json \

@@ -21,8 +21,7 @@ FIRST=${4:-1}; LAST=${5:-0}; BLOCK=${6:-10}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 GRAPH=${GRAPH:-$OUT/graph-$SET}
-DOCS=/usr/share/doc/python3.11/html
-BASE_URL=https://docs.python.org/3.11/
+source benchmarks/common.sh
 CLI=("$ROOT/.venv/bin/python" -m neoweave.cli --data-dir "$GRAPH")
 cli() { "${CLI[@]}" "$@"; }
 log() { echo "$(date +%T) $*" | tee -a "$OUT/profiles_answers.log"; }
@@ -30,10 +29,8 @@ log() { echo "$(date +%T) $*" | tee -a "$OUT/profiles_answers.log"; }
 case $SET in
   hotpotqa) corpus=$ROOT/examples/hotpotqa/corpus.jsonl; all_qa=$ROOT/examples/hotpotqa/qa.jsonl; ingest_options=()
             answer_options=() ;;
-  faq) [ -d "$DOCS/faq" ] || { echo "missing $DOCS/faq: apt-get install python3.11-doc" >&2; exit 2; }
-       [ -f "$OUT/python-faq/qa.jsonl" ] || "$ROOT/.venv/bin/python" -m neoweave.cli datasets sphinx-faq "$DOCS" \
-         --out "$OUT/python-faq" --base-url "$BASE_URL" > /dev/null
-       corpus=$OUT/python-faq/corpus; all_qa=$OUT/python-faq/qa.jsonl; ingest_options=(--base-url "$BASE_URL")
+  faq) python_faq "$OUT"
+       corpus=$OUT/python-faq/corpus; all_qa=$OUT/python-faq/qa.jsonl; ingest_options=(--base-url "$FAQ_BASE_URL")
        prompt=unified; [ "$STRATEGY" = larag ] && prompt=hyperlinked
        answer_options=(--prompt "$STRATEGY=$prompt" --max-tokens 128) ;;
   *) echo "$usage" >&2; exit 2 ;;
@@ -49,7 +46,7 @@ TOTAL=$(wc -l < "$QA")
 step() {  # name, neoweave arguments...: once per graph, timed
   [ -f "$GRAPH/.built-$1" ] && return 0
   log "graph: $1"
-  /usr/bin/time -f "%e s %M KB" -o "$OUT/$SET-$1.time" "${CLI[@]}" "${@:2}" > "$OUT/$SET-$1.log" 2>&1
+  timed "$OUT/$SET-$1.time" "${CLI[@]}" "${@:2}" > "$OUT/$SET-$1.log" 2>&1
   touch "$GRAPH/.built-$1"
 }
 mkdir -p "$GRAPH"
