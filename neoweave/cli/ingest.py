@@ -12,6 +12,17 @@ from rich.table import Table
 from neoweave.cli.common import app, console, err_console, knowledge_base, say_if_walk_index_behind
 from neoweave.input_formats import FORMATS
 
+# The reading options `ingest` and `sync` share (the same flags, help and defaults).
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="|".join(FORMATS))]
+BaseUrlOption = Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")]
+ChunkSizeOption = Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")]
+ChunkOverlapOption = Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")]
+MaxFileMbOption = Annotated[float, typer.Option("--max-file-mb", help="skip larger files")]
+ContextWordsOption = Annotated[int, typer.Option("--context-words", help="link context words")]
+SkipOption = Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")]
+JsonOption = Annotated[bool, typer.Option("--json", help="print the report as JSON")]
+
 
 def ingest_options(fmt: str, base_url: str | None, chunk_size: int | None, chunk_overlap: int | None,
                    max_file_mb: float, context_words: int, skip: list[str] | None) -> dict[str, Any]:
@@ -27,15 +38,15 @@ def ingest_options(fmt: str, base_url: str | None, chunk_size: int | None, chunk
 @app.command()
 def ingest(
     path: Annotated[Path, typer.Argument(help="a file or folder to ingest")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="|".join(FORMATS))] = "auto",
-    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")] = None,
-    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")] = None,
-    chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,
-    max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
-    context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
-    skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    fmt: FormatOption = "auto",
+    base_url: BaseUrlOption = None,
+    chunk_size: ChunkSizeOption = None,
+    chunk_overlap: ChunkOverlapOption = None,
+    max_file_mb: MaxFileMbOption = 20.0,
+    context_words: ContextWordsOption = 12,
+    skip: SkipOption = None,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
 ) -> None:
     """Ingest documents: sections, chunks, embeddings, hyperlinks and their contexts. Unchanged documents are
     left alone.
@@ -54,11 +65,16 @@ def ingest(
         raise typer.Exit(3)
 
 
+def print_skipped(skipped: list[str]) -> None:
+    """The inputs a read skipped (the first 50; all of them are in --json)."""
+    for item in skipped[:50]:
+        err_console.print(f"[yellow]skipped[/yellow] {item}", highlight=False, soft_wrap=True)
+    if len(skipped) > 50:
+        err_console.print(f"... and {len(skipped) - 50} more skipped (see --json)")
+
+
 def _print_report(report) -> None:
-    for skipped in report.skipped[:50]:
-        err_console.print(f"[yellow]skipped[/yellow] {skipped}", highlight=False, soft_wrap=True)
-    if len(report.skipped) > 50:
-        err_console.print(f"... and {len(report.skipped) - 50} more skipped (see --json)")
+    print_skipped(report.skipped)
     table = Table("new", "changed", "unchanged", "skipped", title="documents ingested")
     table.add_row(str(report.documents_new), str(report.documents_changed), str(report.documents_unchanged),
                   str(len(report.skipped)))

@@ -10,8 +10,19 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import app, console, err_console, knowledge_base, say_if_walk_index_behind
-from neoweave.cli.ingest import ingest_options
-from neoweave.input_formats import FORMATS
+from neoweave.cli.ingest import (
+    BaseUrlOption,
+    ChunkOverlapOption,
+    ChunkSizeOption,
+    ContextWordsOption,
+    FormatOption,
+    JsonOption,
+    MaxFileMbOption,
+    ProgressOption,
+    SkipOption,
+    ingest_options,
+    print_skipped,
+)
 
 if TYPE_CHECKING:
     from neoweave.ingest.sync import SyncReport
@@ -26,15 +37,15 @@ def sync(
                                                             "write nothing")] = False,
     allow_empty: Annotated[bool, typer.Option("--allow-empty", help="delete every document read from PATH "
                                                                     "when it now yields none")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="|".join(FORMATS))] = "auto",
-    base_url: Annotated[str | None, typer.Option("--base-url", help="URL the folder is published at")] = None,
-    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="characters per chunk")] = None,
-    chunk_overlap: Annotated[int | None, typer.Option("--chunk-overlap", help="overlap in characters")] = None,
-    max_file_mb: Annotated[float, typer.Option("--max-file-mb", help="skip larger files")] = 20.0,
-    context_words: Annotated[int, typer.Option("--context-words", help="link context words")] = 12,
-    skip: Annotated[list[str] | None, typer.Option("--skip", help="extra glob of relative paths not to read")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="progress bars")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    fmt: FormatOption = "auto",
+    base_url: BaseUrlOption = None,
+    chunk_size: ChunkSizeOption = None,
+    chunk_overlap: ChunkOverlapOption = None,
+    max_file_mb: MaxFileMbOption = 20.0,
+    context_words: ContextWordsOption = 12,
+    skip: SkipOption = None,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
 ) -> None:
     """Mirror PATH into the graph: documents read from it before that are gone (files removed, records no longer
     in their JSONL file) are deleted with everything derived from them; changed ones are updated, new ones added.
@@ -58,10 +69,7 @@ def sync(
 
 
 def _print_report(report: SyncReport) -> None:
-    for skipped in report.skipped[:50]:
-        err_console.print(f"[yellow]skipped[/yellow] {skipped}", highlight=False, soft_wrap=True)
-    if len(report.skipped) > 50:
-        err_console.print(f"... and {len(report.skipped) - 50} more skipped (see --json)")
+    print_skipped(report.skipped)
     for warning in report.warnings:
         err_console.print(f"[yellow]warning[/yellow] {warning}", highlight=False, soft_wrap=True)
     would = "would be " if report.dry_run else ""
