@@ -21,20 +21,26 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import logging
 import os
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.processes import pid_alive
 from neoweave.store.falkordb_module import bundled_binaries, resolve_module
+from neoweave.store.falkordb_paths import (
+    log_says_ready,
+    not_a_file,
+    ping,
+    read_pid,
+    server_paths,
+    serves,
+    usable_directory,
+)
 from neoweave.watchdog import Watch, start_watchdog, stop_watchdog, watchdog_pid, watchdog_poll
 
 log = logging.getLogger(__name__)
@@ -47,132 +53,11 @@ process' prefetch thread, the watchdog's CLIENT LIST) fails Redis' `!server.in_e
 server (seen twice in the 111k-chunk scale build). With an hour, other clients wait instead."""
 
 _WARNED_MODULES: set[tuple[Path, str]] = set()  # (data directory, configured module) told once per process
-_MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux; keep a margin
-_LOG_TAIL_BYTES = 1 << 20
-_STARTING = b"Redis is starting"
-_READY = b"Ready to accept connections"
 STOP_TIMEOUT = 20.0
 """Seconds a stopping server gets to flush its append-only file before it is killed."""
 IDLE_TIMEOUT = 4 * 3600.0
 """Default seconds without a client before the server stops (config: falkordb.idle_timeout): a working day's
 pauses keep it, a night does not. Restarting replays the append-only file, minutes for a large graph."""
-
-
-@dataclass(frozen=True)
-class ServerPaths:
-    data_dir: Path
-    socket: Path
-    pid_file: Path
-    log_file: Path
-    lock_file: Path
-    search_lock_file: Path
-    watchdog_pid_file: Path
-    watchdog_log_file: Path
-    aof_dir: Path
-    """The append-only files (`--appenddirname`): the whole store; the rest of the directory is runtime state."""
-    module_file: Path
-    """The path of the module the running server loaded (written at its start)."""
-
-
-def server_paths(data_dir: Path) -> ServerPaths:
-    data_dir = data_dir.expanduser().resolve()
-    socket = data_dir / "falkordb.sock"
-    if len(str(socket)) > _MAX_SOCKET_PATH:
-        # A deep data directory would overflow sun_path: use a short, stable path derived from it.
-        digest = hashlib.sha1(str(data_dir).encode()).hexdigest()[:16]
-        socket = Path(tempfile.gettempdir()) / f"neoweave-{digest}.sock"
-    return ServerPaths(
-        data_dir=data_dir,
-        socket=socket,
-        pid_file=data_dir / "falkordb.pid",
-        log_file=data_dir / "falkordb.log",
-        lock_file=data_dir / "server.lock",
-        search_lock_file=data_dir / "vector-search.lock",
-        watchdog_pid_file=data_dir / "falkordb-watchdog.pid",
-        watchdog_log_file=data_dir / "falkordb-watchdog.log",
-        aof_dir=data_dir / "appendonly",
-        module_file=data_dir / "falkordb.module",
-    )
-
-
-def _read_pid(pid_file: Path) -> int | None:
-    try:
-        return int(pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def _serves(pid: int, socket: Path) -> bool:
-    """Whether process `pid` is the server of `socket`, as far as its title shows (redis-server titles itself
-    `redis-server unixsocket:PATH`). A copied data directory holds the pid of the original's live server:
-    that server is not this directory's. Where the title cannot be read, the pid is trusted."""
-    try:
-        title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return True
-    _, marker, rest = title.partition("unixsocket:")
-    if not marker or not rest.split():
-        return True
-    return os.path.realpath(rest.split()[0]) == os.path.realpath(socket)
-
-
-def _ping(socket: Path, timeout: float = 1.0) -> bool:
-    import redis
-
-    if not socket.exists():
-        return False
-    client = redis.Redis(unix_socket_path=str(socket), socket_timeout=timeout, socket_connect_timeout=timeout)
-    try:
-        return bool(client.ping())
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
-        return False
-    except redis.exceptions.BusyLoadingError:
-        return False
-    finally:
-        client.close()
-
-
-def _log_says_ready(log_file: Path) -> bool:
-    """Whether the server's latest start (in its log) has finished loading and accepts commands.
-
-    A missing log (never started here, or deleted), or a start older than the log's last megabyte (a
-    long-running server; loading writes a few lines), falls back to PING alone.
-    """
-    try:
-        with open(log_file, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, os.SEEK_END) - _LOG_TAIL_BYTES))
-            tail = handle.read()
-    except FileNotFoundError:
-        return True
-    start = tail.rfind(_STARTING)
-    return start < 0 or tail.find(_READY, start) >= 0
-
-
-def _not_a_file(path: Path) -> None:
-    """Neither the data directory nor the nearest of its parents that exists is a file."""
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            if not candidate.is_dir():
-                raise NeoweaveError(f"the data directory {path} cannot be used: {candidate} is a file",
-                                    hint="give another --data-dir (or NEOWEAVE_DATA_DIR)")
-            return
-
-
-def _usable_directory(path: Path) -> None:
-    """The data directory exists (created if need be) and is writable, else an error naming it."""
-    _not_a_file(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NeoweaveError(f"cannot create the data directory {path}: {exc.strerror}",
-                            hint="give another --data-dir (or NEOWEAVE_DATA_DIR)") from exc
-    probe = path / f".write-probe-{os.getpid()}"
-    try:  # a real write: permission bits say nothing to root, nor of read-only mounts
-        probe.touch()
-        probe.unlink()
-    except OSError as exc:
-        raise NeoweaveError(f"the data directory {path} is not writable: {exc.strerror}",
-                            hint="fix its permissions, or give another --data-dir") from exc
 
 
 class EmbeddedFalkorDB:
@@ -186,7 +71,7 @@ class EmbeddedFalkorDB:
         checks (default $NEOWEAVE_WATCHDOG_POLL or 5). `module`: the FalkorDB module a start loads (setting
         `falkordb.module`: auto, bundled or a path; `falkordb_module.resolve_module`)."""
         self.paths = server_paths(Path(data_dir))
-        _not_a_file(self.paths.data_dir)
+        not_a_file(self.paths.data_dir)
         self.appendfsync = appendfsync
         self.start_timeout = start_timeout
         self.load_timeout = load_timeout
@@ -199,15 +84,15 @@ class EmbeddedFalkorDB:
         return str(self.paths.socket)
 
     def pid(self) -> int | None:
-        pid = _read_pid(self.paths.pid_file)
-        return pid if pid is not None and pid_alive(pid) and _serves(pid, self.paths.socket) else None
+        pid = read_pid(self.paths.pid_file)
+        return pid if pid is not None and pid_alive(pid) and serves(pid, self.paths.socket) else None
 
     def is_running(self) -> bool:
-        return self.pid() is not None and _log_says_ready(self.paths.log_file) and _ping(self.paths.socket)
+        return self.pid() is not None and log_says_ready(self.paths.log_file) and ping(self.paths.socket)
 
     @contextlib.contextmanager
     def _lock(self):
-        _usable_directory(self.paths.data_dir)
+        usable_directory(self.paths.data_dir)
         with open(self.paths.lock_file, "a+") as handle:
             deadline = time.monotonic() + self.start_timeout + self.load_timeout
             while True:
@@ -348,7 +233,7 @@ class EmbeddedFalkorDB:
         pid = None
         deadline = time.monotonic() + self.start_timeout
         while pid is None and time.monotonic() < deadline:  # the daemon writes its pid file
-            pid = _read_pid(self.paths.pid_file)
+            pid = read_pid(self.paths.pid_file)
             time.sleep(0.02)
         if pid is not None and self._wait_ready(pid):
             self.paths.module_file.write_text(module + "\n")
@@ -371,7 +256,7 @@ class EmbeddedFalkorDB:
         announced = False
         while pid_alive(pid):
             now = time.monotonic()
-            if loaded_at is None and _log_says_ready(self.paths.log_file):
+            if loaded_at is None and log_says_ready(self.paths.log_file):
                 loaded_at = now
             if loaded_at is None:
                 if now - started > self.load_timeout:
@@ -379,7 +264,7 @@ class EmbeddedFalkorDB:
                 if not announced and now - started > 2:
                     log.info("FalkorDB is loading the data in %s; waiting", self.paths.data_dir)
                     announced = True
-            elif _ping(self.paths.socket, timeout=0.5):
+            elif ping(self.paths.socket, timeout=0.5):
                 return True
             elif now - loaded_at > self.start_timeout:
                 return False
