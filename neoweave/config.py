@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from neoweave.errors import ConfigError
 
@@ -22,13 +22,23 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def absolute_path(path: Path) -> Path:
+    """`path` made absolute against the working directory of now, `~` expanded and symlinks resolved.
+
+    A directory is resolved once, when settings are made: the servers and watchdogs neoweave starts run in
+    other working directories, and a later `chdir` (a notebook's, a test's) must not move the data."""
+    return path.expanduser().resolve()
+
+
 class StoreSettings(_Section):
     backend: Literal["falkordb", "neo4j"] = "falkordb"
     batch_size: int = Field(500, ge=1, le=100_000, description="rows per UNWIND $rows write")
 
 
 class FalkorDBSettings(_Section):
-    data_dir: Path = Field(Path(".neoweave"), description="server data: append-only file, socket, logs")
+    data_dir: Path = Field(Path(".neoweave"), validate_default=True,
+                           description="server data: append-only file, socket, logs (relative: to the "
+                                       "working directory, or in a config file to the file's directory)")
     graph: str = Field("neoweave", pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")
     ef_runtime: int = Field(100, ge=1, le=10_000, description="HNSW search breadth (FalkorDB's default 10)")
     ef_construction: int = Field(200, ge=1, le=10_000,
@@ -47,6 +57,12 @@ class FalkorDBSettings(_Section):
         4 * 3600.0, ge=0, description="seconds without a client after which the embedded server (left running "
         "for the next command) is stopped by its watchdog; 0 = never. It also stops when the data directory is "
         "removed. Restarting replays the append-only file: minutes on a large graph, hence hours")
+
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, path: Path) -> Path:
+        return absolute_path(path)
 
 
 class Neo4jSettings(_Section):
@@ -87,6 +103,12 @@ class LLMSettings(_Section):
     structured_output: Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"] = "auto"
     cache: bool = True
     local_model_dir: Path | None = Field(None, description="assembled GGUF files (default ~/.cache/neoweave)")
+
+    @field_validator("local_model_dir")
+    @classmethod
+    def _absolute_model_dir(cls, path: Path | None) -> Path | None:
+        return None if path is None else absolute_path(path)
+
     local_context: int = Field(4096, ge=256)
     local_idle_timeout: float = Field(
         3600.0, ge=0, description="seconds without use after which the local model server (left running for the "
@@ -118,13 +140,13 @@ class RouterSettings(_Section):
 
 
 class Settings(_Section):
-    store: StoreSettings = StoreSettings()
-    falkordb: FalkorDBSettings = FalkorDBSettings()
-    neo4j: Neo4jSettings = Neo4jSettings()
-    embedding: EmbeddingSettings = EmbeddingSettings()
-    llm: LLMSettings = LLMSettings()
-    judge: JudgeSettings = JudgeSettings()
-    router: RouterSettings = RouterSettings()
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    falkordb: FalkorDBSettings = Field(default_factory=FalkorDBSettings)
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    router: RouterSettings = Field(default_factory=RouterSettings)
     config_path: Path | None = None
 
     def judge_settings(self) -> Settings:
@@ -185,6 +207,17 @@ def _describe(error: ValidationError, origin: str) -> str:
     return f"{origin}: invalid value for '{where}': {first['msg']}"
 
 
+FILE_PATHS = (("falkordb", "data_dir"), ("llm", "local_model_dir"))
+"""The directories a config file may name: a relative one is read against the file's own directory."""
+
+
+def _anchor_paths(data: dict[str, Any], directory: Path) -> None:
+    for section, field in FILE_PATHS:
+        value = data.get(section, {}).get(field) if isinstance(data.get(section), dict) else None
+        if isinstance(value, str) and not Path(value).expanduser().is_absolute():
+            data[section][field] = str(directory / value)
+
+
 def load_settings(
     path: str | Path | None = None,
     *,
@@ -208,6 +241,7 @@ def load_settings(
             data = tomllib.loads(config_path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{config_path}: not valid TOML: {exc}") from exc
+        _anchor_paths(data, config_path.parent)
         try:
             Settings.model_validate(data)
         except ValidationError as exc:

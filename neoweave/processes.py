@@ -111,6 +111,34 @@ def terminate(pid: int, grace: float = 10.0, *, started: float | None = None) ->
     return True
 
 
+# -- a command stopped by SIGTERM -----------------------------------------------------------------------------
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is (as Ctrl-C raises KeyboardInterrupt), so that a command stopped by a
+    supervisor, `kill` or a closing terminal runs its `finally` blocks and context managers as on Ctrl-C: the
+    files it announced itself with (`serve.json`) go, a write stops where it can be continued."""
+
+
+_sigterm_received = False
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    global _sigterm_received
+    _sigterm_received = True
+    raise Terminated()
+
+
+def raise_on_sigterm() -> None:
+    """Make SIGTERM raise `Terminated` in the main thread (call from the main thread, at the command's start)."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def sigterm_received() -> bool:
+    """Whether this process was sent SIGTERM since `raise_on_sigterm` (typer turns any interrupt into exit 130,
+    so the exception's type alone does not tell)."""
+    return _sigterm_received
+
+
 # -- workers that die with their parent ----------------------------------------------------------------------
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:

@@ -8,5 +8,8 @@ from pathlib import Path
 
 
 def user_cache(name: str) -> Path:
-    """The cache folder `name` (not created); an unset or empty XDG_CACHE_HOME means ~/.cache, as XDG says."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "neoweave" / name
+    """The cache folder `name` (not created); an unset, empty or relative XDG_CACHE_HOME means ~/.cache, as XDG
+    says (a relative one would name another folder in every working directory, and in the servers' `/`)."""
+    configured = Path(os.environ.get("XDG_CACHE_HOME") or "")
+    base = configured if configured.is_absolute() else Path.home().absolute() / ".cache"
+    return base / "neoweave" / name

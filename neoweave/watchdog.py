@@ -201,6 +201,15 @@ class Watch:
     pid_file: Path | None = None
     """The watchdog's own pid file, removed when it exits (if it still names this watchdog)."""
 
+    def __post_init__(self) -> None:
+        # the watchdog runs in `/`: a relative path would name another file there (and the server be stopped)
+        self.owner_file = self.owner_file.absolute()
+        self.activity_files = [path.absolute() for path in self.activity_files]
+        if self.users_dir is not None:
+            self.users_dir = self.users_dir.absolute()
+        if self.pid_file is not None:
+            self.pid_file = self.pid_file.absolute()
+
     def argv(self) -> list[str]:
         args = [sys.executable, "-m", WATCHDOG_MODULE, "--name", self.name, "--pid", str(self.server_pid),
                 "--owner-file", str(self.owner_file), "--idle-timeout", str(self.idle_timeout),

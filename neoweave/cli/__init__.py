@@ -29,14 +29,31 @@ from neoweave.cli import (  # noqa: F401 - registers the command groups
 )
 from neoweave.cli.common import app, err_console, state
 from neoweave.errors import NeoweaveError
+from neoweave.processes import raise_on_sigterm, sigterm_received
 
 __all__ = ["app", "main"]
 
 
+INTERRUPTED = 130
+
+
+def _interrupted() -> None:
+    """Exit as a stopped command: 130 after Ctrl-C, 143 after SIGTERM, with a line saying which."""
+    if sigterm_received():
+        err_console.print("stopped (SIGTERM)")
+        sys.exit(143)
+    err_console.print("interrupted")
+    sys.exit(INTERRUPTED)
+
+
 def main() -> None:
-    """Entry point: run the app, turning neoweave errors into one clear line."""
+    """Entry point: run the app, turning neoweave errors into one clear line. SIGTERM stops a command as Ctrl-C
+    does (its cleanup runs), with exit status 143."""
+    raise_on_sigterm()
     try:
         code = app(standalone_mode=False)
+        if code == INTERRUPTED:  # typer's answer to KeyboardInterrupt (and so to SIGTERM's Terminated)
+            _interrupted()
         if isinstance(code, int) and code:
             sys.exit(code)
     except NeoweaveError as exc:
@@ -46,8 +63,7 @@ def main() -> None:
                           highlight=False, soft_wrap=True)
         sys.exit(1)
     except (typer.Abort, KeyboardInterrupt):
-        err_console.print("aborted")
-        sys.exit(130)
+        _interrupted()
     except Exception as exc:  # a bug or an unexpected environment problem: still one line
         # usage errors and exits of click, or of the click typer vendors (typer._click): matched by shape
         exit_code = getattr(exc, "exit_code", None)

@@ -1,9 +1,10 @@
 """A running `neoweave serve` answers the command line's questions: the models stay loaded between commands.
 
-`serve` writes `serve.json` into the data directory while it serves (its URL, pid and which graph it serves)
-and removes it when it stops. `neoweave query` and `explain` find it there and post to it, unless
-`--no-server`; a file left by a server that died, or one serving another graph, is ignored. Only the
-standard library is imported here, so this path starts fast.
+`serve` writes `serve.json` into the data directory while it serves (its URL, pid, start time and which graph
+it serves) and removes it when it stops, on Ctrl-C and SIGTERM alike. `neoweave query` and `explain` find it
+there and post to it, unless `--no-server`; a file left by a server that died (or whose pid another process
+now has) is removed, one serving another graph is ignored. Only the standard library and psutil are imported
+here, so this path starts fast.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from neoweave.config import Settings
 from neoweave.errors import NeoweaveError
+from neoweave.processes import is_process, process_started
 
 log = logging.getLogger(__name__)
 SERVE_FILE = "serve.json"
@@ -43,7 +45,8 @@ def announce(settings: Settings, url: str) -> Path:
     path = serve_file(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps({"url": url, "pid": os.getpid(), **identity(settings)}), encoding="utf-8")
+    record = {"url": url, "pid": os.getpid(), "started": process_started(os.getpid()), **identity(settings)}
+    temporary.write_text(json.dumps(record), encoding="utf-8")
     temporary.replace(path)
     return path
 
@@ -56,16 +59,21 @@ def withdraw(path: Path) -> None:
 
 
 def find_server(settings: Settings) -> str | None:
-    """The URL of a live server for this graph, or None."""
+    """The URL of a live server for this graph, or None. A file whose server is gone is removed."""
+    path = serve_file(settings)
     try:
-        record = json.loads(serve_file(settings).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        pid, started = int(record["pid"]), record.get("started")
+        alive = is_process(pid, None if started is None else float(started))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not alive:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(path.read_text(encoding="utf-8")) == record:  # not a new server's, written since
+                path.unlink()
+        log.info("removed %s, left by a server that is gone (pid %s)", path, pid)
         return None
     if {key: record.get(key) for key in identity(settings)} != identity(settings):
-        return None
-    try:
-        os.kill(int(record["pid"]), 0)
-    except (OSError, KeyError, TypeError, ValueError):
         return None
     return str(record.get("url") or "") or None
 

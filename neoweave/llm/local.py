@@ -203,7 +203,7 @@ class LocalModelServer:
         of the command that started the server applies it. `watchdog_poll`: seconds between its checks
         (default $NEOWEAVE_WATCHDOG_POLL or 5)."""
         self.model = model
-        self.state_dir = Path(state_dir)
+        self.state_dir = Path(state_dir).absolute()  # handed to the watchdog, which runs in `/`
         self.model_dir = model_dir
         self.context = context
         self.threads = threads
