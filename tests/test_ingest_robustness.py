@@ -1,5 +1,6 @@
 """Hostile input and interrupted runs: reported, skipped, nothing stored is damaged, re-runs complete."""
 
+import codecs
 import json
 import os
 import signal
@@ -17,6 +18,8 @@ from neoweave.ingest.sources import SourceOptions, iter_documents
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
+NOISE = bytes((i * 37 + 11) % 255 + 1 for i in range(4000))  # no NUL byte, yet text in no encoding
+NOISE_BAD_BYTE = 4  # the first byte UTF-8 rejects
 PAGE = ("<!DOCTYPE html><html><head><title>{title}</title></head><body><div role='main'>"
         "<section id='{anchor}'><h1>{title}</h1><p>{body} <a href='{href}'>{link}</a>.</p></section>"
         "</div></body></html>")
@@ -49,7 +52,8 @@ def _hostile_corpus(root: Path) -> None:
                                                  href="loop1.html#one", link="loop one"))
     (root / "binary.html").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     (root / "empty.txt").write_bytes(b"")
-    (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))  # read: encodings are detected
+    (root / "noise.txt").write_bytes(NOISE)
     (root / "truncated.html").write_text("<html><head><title>T</title></head><body><div role='main'>"
                                          "<section id='t'><h1>T</h1><p>This page was cut off in the mid")
     (root / "huge.txt").write_text("word " * 40_000)
@@ -76,7 +80,7 @@ def test_hostile_inputs_are_reported_and_skipped(tmp_path, data_dir):
     skipped = "\n".join(report["skipped"])
     assert f"{corpus / 'binary.html'}: binary file" in skipped
     assert f"{corpus / 'empty.txt'}: empty file" in skipped
-    assert f"{corpus / 'latin1.txt'}: invalid UTF-8 at byte 3" in skipped
+    assert f"{corpus / 'noise.txt'}: not text in any encoding found: invalid UTF-8 at byte {NOISE_BAD_BYTE}" in skipped
     assert f"{corpus / 'truncated.html'}: truncated HTML" in skipped
     assert f"{corpus / 'huge.txt'}: file of 200000 bytes exceeds the size limit" in skipped
     assert f"{corpus / 'records.jsonl'}:2: record is a JSON list, not an object" in skipped
@@ -84,11 +88,11 @@ def test_hostile_inputs_are_reported_and_skipped(tmp_path, data_dir):
     assert f"{corpus / 'records.jsonl'}:5: not valid JSON" in skipped
     assert f"{corpus / 'records.jsonl'}:6: record is a JSON int, not an object" in skipped
     assert len(report["skipped"]) == 9
-    assert report["documents_new"] == 5  # good, loop1, loop2, r1, r2
+    assert report["documents_new"] == 6  # good, loop1, loop2, latin1, r1, r2
     assert report["links_resolved"] == 3 and report["links_unresolved"] == 0
 
     store = _store(data_dir)
-    assert store.counts().nodes["Document"] == 6
+    assert store.counts().nodes["Document"] == 7
     kept = store.query("MATCH (d:Document {id: 'keep'})-[:HAS_SECTION]->(:Section)-[:HAS_CHUNK]->(c:Chunk) "
                        "RETURN c.text AS text")
     assert kept == [{"text": "Already stored and must survive."}]
@@ -187,3 +191,57 @@ def test_a_killed_enrich_resumes_without_duplicates(tmp_path, data_dir):
                         "WHERE n > 1 RETURN count(*) AS n")
     assert dupes == [{"n": 0}]
     store.close()
+
+
+RUSSIAN = "Москва — столица России, крупнейший по численности населения город страны. " * 4
+ENCODED = {  # file -> (its bytes, the encoding the Document records, a phrase of its text read back)
+    "utf8.txt": ("Crème brûlée and a naïve café.".encode(), "utf-8", "Crème brûlée"),
+    "bom.md": (codecs.BOM_UTF8 + "# Déjà vu\n\nUn café crème.".encode(), "utf-8-sig", "Un café crème"),
+    "utf16.txt": (codecs.BOM_UTF16_LE + "Grüße aus München.".encode("utf-16-le"), "utf-16-le", "Grüße aus München"),
+    "latin1.txt": ("caf\xe9 cr\xe8me".encode("latin-1"), "cp1252", "café crème"),
+    "quotes.md": ("He said \u201chello\u201d \u2014 it\u2019s 5\u20ac.".encode("cp1252"), "cp1252",
+                  "\u201chello\u201d \u2014 it\u2019s 5\u20ac"),
+    "russian.txt": (RUSSIAN.encode("cp1251"), "cp1251", "Москва — столица России"),
+    "declared.html": ('<html><head><meta charset="iso-8859-15"><title>Pr\xe9sentation</title></head><body>'
+                      '<p>Le co\xfbt est de 5 \u20ac.</p></body></html>'.encode("iso-8859-15"), "iso8859-15",
+                      "Le coût est de 5 €"),
+    "japanese.html": ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+                      "<title>日本</title></head><body><p>日本語のページです。</p></body></html>"
+                      .encode("shift_jis"), "shift_jis", "日本語のページです"),
+    "bom.json": (codecs.BOM_UTF8 + '{"id": "j1", "text": "Ein Bär."}'.encode(), None, "Ein Bär."),
+    "utf16.json": ('{"id": "j2", "text": "Ein Kälbchen."}'.encode("utf-16"), None, "Ein Kälbchen."),
+    "bom.jsonl": (codecs.BOM_UTF8 + '{"id": "j3", "text": "Ein Äffchen."}\n'.encode(), None, "Ein Äffchen."),
+}
+
+
+def test_text_in_any_common_encoding_is_read_with_its_encoding_recorded(kb, tmp_path):
+    corpus = tmp_path / "encodings"
+    corpus.mkdir()
+    for name, (raw, _, _) in ENCODED.items():
+        (corpus / name).write_bytes(raw)
+    (corpus / "noise.md").write_bytes(NOISE)
+    (corpus / "cp1252.json").write_bytes('{"id": "j4", "text": "Caf\xe9"}'.encode("cp1252"))
+    (corpus / "utf16.jsonl").write_bytes('{"id": "j5", "text": "x"}\n'.encode("utf-16"))
+
+    report = kb.ingest(corpus)
+    skipped = sorted(str(item) for item in report.skipped)
+    assert skipped == [
+        f"{corpus / 'cp1252.json'}: invalid UTF-8 at byte 25 (JSON is read as UTF-8, its standard encoding; it "
+        "reads as cp1252: convert it, e.g. `iconv -f cp1252 -t utf-8`)",
+        f"{corpus / 'noise.md'}: not text in any encoding found: invalid UTF-8 at byte {NOISE_BAD_BYTE}, and no "
+        "declared or detected encoding reads it",
+        f"{corpus / 'utf16.jsonl'}: JSON Lines are read as UTF-8 and this file is UTF-16-LE (its byte order mark): "
+        "convert it, e.g. `iconv -f utf-16 -t utf-8`",
+    ]
+    assert report.documents_new == len(ENCODED)
+    rows = kb.store.query("MATCH (d:Document)-[:HAS_SECTION]->(:Section)-[:HAS_CHUNK]->(c:Chunk) "
+                          "RETURN d.path AS path, d.encoding AS encoding, c.text AS text")
+    read = {Path(row["path"]).name: (row["encoding"], row["text"]) for row in rows}
+    for name, (_, encoding, phrase) in ENCODED.items():
+        assert read[name][0] == encoding, name
+        assert phrase in read[name][1], (name, read[name][1])
+
+    again = kb.ingest(corpus)  # hashes are over the bytes: nothing is read twice
+    assert (again.documents_new, again.documents_changed) == (0, 0)
+    assert again.documents_unchanged == len(ENCODED)
+

@@ -140,6 +140,7 @@ SCHEMA = GraphSchema(
             "Document",
             key="id",
             properties=("title", "url", "source", "path", "published_at", "content_hash", "format",
+                        "encoding",  # the text encoding a text, Markdown or HTML file was read in
                         "metadata_json", "created_at", "updated_at", "anchors_json", "first_section_id",
                         "links_pending", "links_resolved", "links_unresolved"),
             indexed=("url", "path", "links_pending"),  # links_pending: link resolution finds pending pages

@@ -15,6 +15,7 @@ from urllib.parse import urldefrag, urljoin
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, ProcessingInstruction, Tag
 
 from neoweave.ingest.documents import Document, Link, Section, Skipped
+from neoweave.ingest.encodings import Decoded, Undecodable, decode_text
 from neoweave.nlp.link_context import link_context
 
 PARSER_VERSION = "html-1"
@@ -26,7 +27,8 @@ _BLOCK_TAGS = frozenset({
 })
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _SPACE = re.compile(r"\s+")
-_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_\-]+)", re.IGNORECASE)
+_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_.:\-]+)", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"\s*<\?xml[^>]+encoding=[\"']([A-Za-z0-9_.:\-]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,18 +48,25 @@ class HtmlOptions:
     """Links that are navigation (their text is kept, the link is not)."""
 
 
+def declared_charset(raw: bytes) -> str | None:
+    """The charset a page declares in its first 4 kB (`<meta charset>`, `<meta http-equiv ... charset=...>`, an
+    XML declaration's `encoding`)."""
+    head = raw[:4096]
+    found = _XML_ENCODING.match(head) or _CHARSET.search(head)
+    return found.group(1).decode("ascii") if found else None
+
+
+def read_page(raw: bytes) -> Decoded | Skipped:
+    """A page's text and the encoding that read it (`encodings.decode_text`, honouring the declared charset);
+    otherwise a reason to skip."""
+    decoded = decode_text(raw, declared_charset(raw))
+    return Skipped("", decoded.reason) if isinstance(decoded, Undecodable) else decoded
+
+
 def decode_html(raw: bytes) -> str | Skipped:
-    """UTF-8, or the charset the page declares; otherwise a reason to skip."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        declared = _CHARSET.search(raw[:4096])
-        if declared and declared.group(1).lower() not in (b"utf-8", b"utf8"):
-            try:
-                return raw.decode(declared.group(1).decode("ascii"))
-            except (LookupError, UnicodeDecodeError):
-                pass
-        return Skipped("", f"invalid UTF-8 at byte {exc.start}")
+    """A page's text (`read_page` without the encoding)."""
+    page = read_page(raw)
+    return page.text if isinstance(page, Decoded) else page
 
 
 class _TextBuilder:

@@ -1,12 +1,14 @@
 """Walk a file or folder and turn each input into parsed documents, streaming, one file at a time.
 
 Files of unknown type in a folder (images, CSS, JavaScript) are ignored; inputs of a known type that cannot
-be read (binary, empty, invalid UTF-8, too large, malformed) are reported as `Skipped` with the file, the
-line where it applies, and the reason.
+be read (binary, empty, in no encoding found, too large, malformed) are reported as `Skipped` with the file, the
+line where it applies, and the reason. Text, Markdown and HTML are read in the encoding they were written in
+(`encodings`), which their Document records (`encoding`); JSON and JSON Lines are UTF-8 by their standards.
 """
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import os
 from collections.abc import Callable, Iterator
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neoweave.errors import NeoweaveError
-from neoweave.ingest import html, records, text
+from neoweave.ingest import encodings, html, records, text
 from neoweave.ingest.documents import Document, Skipped, Unchanged, content_hash
 from neoweave.input_formats import BINARY_FORMATS, FORMATS, Format
 from neoweave.input_formats import EXTENSIONS as _EXTENSIONS
@@ -86,17 +88,18 @@ def _read_checked(path: Path, source: str, max_bytes: int, binary: bool = False)
         raw = path.read_bytes()
     except OSError as exc:
         return Skipped(source, f"cannot read: {exc.strerror}")
-    if not binary and b"\x00" in raw[:8192]:
+    if not binary and b"\x00" in raw[:8192] and encodings.byte_order_mark(raw) is None:  # UTF-16/32 hold NULs
         return Skipped(source, "binary file (contains NUL bytes)")
     return raw
 
 
 def _jsonl_lines(path: Path, stats: SourceStats | None = None) -> Iterator[tuple[int, bytes]]:
+    """The file's lines as bytes (a UTF-8 byte order mark before the first left out)."""
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if stats is not None:
                 stats.bytes_read += len(line)
-            yield number, line
+            yield number, line.removeprefix(codecs.BOM_UTF8) if number == 1 else line
 
 
 def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict[str, dict],
@@ -174,12 +177,12 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
         yield from _with_path([_parse_binary(raw, source, fmt, page_url, root_url, options, digest)], file)
         return
     if fmt == "json":
-        try:
-            decoded = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Skipped(source, f"invalid UTF-8 at byte {exc.start}")
+        decoded = encodings.decode_json(raw)
+        if isinstance(decoded, encodings.Undecodable):
+            yield Skipped(source, decoded.reason)
             return
-        yield from _with_path(records.iter_json(decoded, source=source, settings=hash_settings["record"]), file)
+        yield from _with_path(records.iter_json(decoded.text, source=source, settings=hash_settings["record"]),
+                              file)
         return
     if fmt == "html":
         digest = content_hash(raw, {**hash_settings["html"], "parser": html.PARSER_VERSION,
@@ -187,27 +190,28 @@ def _parse_file(file: Path, source: str, fmt: str, relative: str, root_url: str,
         if unchanged := _unchanged(stored_hash, page_url, source, file, digest):
             yield unchanged
             return
-        decoded_html = html.decode_html(raw)
-        if isinstance(decoded_html, Skipped):
-            yield Skipped(source, decoded_html.reason)
+        page = html.read_page(raw)
+        if isinstance(page, Skipped):
+            yield Skipped(source, page.reason)
             return
-        result = html.parse_html(decoded_html, doc_id=page_url, page_url=page_url, root_url=root_url,
+        result = html.parse_html(page.text, doc_id=page_url, page_url=page_url, root_url=root_url,
                                  source=source, content_hash=digest, options=options.html)
     else:
-        try:
-            decoded = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Skipped(source, f"invalid UTF-8 at byte {exc.start}")
-            return
         markdown = fmt == "markdown"
         digest = content_hash(raw, {**hash_settings["markdown" if markdown else "text"],
                                     "parser": text.PARSER_VERSION, "url": page_url})
         if unchanged := _unchanged(stored_hash, page_url, source, file, digest):
             yield unchanged
             return
-        result = text.parse_text(decoded, doc_id=page_url, page_url=page_url, root_url=root_url, source=source,
+        page = encodings.decode_text(raw)
+        if isinstance(page, encodings.Undecodable):
+            yield Skipped(source, page.reason)
+            return
+        result = text.parse_text(page.text, doc_id=page_url, page_url=page_url, root_url=root_url, source=source,
                                  content_hash=digest, markdown=markdown,
                                  context_words=options.html.context_words)
+    if isinstance(result, Document):
+        result.metadata["encoding"] = page.encoding  # a Document property (plain metadata values are)
     yield from _with_path([result], file)
 
 
@@ -249,6 +253,11 @@ def _read_checked_head(path: Path, source: str) -> Skipped | None:
         return Skipped(source, f"cannot read: {exc.strerror}")
     if size == 0:
         return Skipped(source, "empty file (0 bytes)")
+    marked = encodings.byte_order_mark(head)
+    if marked is not None and marked[1] != "utf-8-sig":
+        unicode = marked[1][:6]  # utf-16 or utf-32: iconv reads the mark
+        return Skipped(source, f"JSON Lines are read as UTF-8 and this file is {marked[1].upper()} (its byte order "
+                               f"mark): convert it, e.g. `iconv -f {unicode} -t utf-8`")
     if b"\x00" in head:
         return Skipped(source, "binary file (contains NUL bytes)")
     return None
