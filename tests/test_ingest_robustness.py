@@ -3,6 +3,7 @@
 import codecs
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import stdlib_corpus
 
+from neoweave.errors import NeoweaveError
 from neoweave.ingest.chunking import Chunker, ChunkingOptions
 from neoweave.ingest.documents import Document
 from neoweave.ingest.sources import SourceOptions, iter_documents
@@ -245,3 +247,33 @@ def test_text_in_any_common_encoding_is_read_with_its_encoding_recorded(kb, tmp_
     assert (again.documents_new, again.documents_changed) == (0, 0)
     assert again.documents_unchanged == len(ENCODED)
 
+
+def test_a_symlink_loop_is_named_as_one_and_skipped_inside_a_folder(kb, tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "loop")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "gone")
+    for call, verb in ((kb.ingest, "ingest"), (kb.sync, "sync")):
+        with pytest.raises(NeoweaveError, match=f"{verb} path is a symlink loop: {re.escape(str(loop))} "):
+            call(loop)
+        with pytest.raises(NeoweaveError, match=f"{verb} path is a symlink to {re.escape(str(tmp_path / 'gone'))}, "
+                                                f"which does not exist: {re.escape(str(dangling))}"):
+            call(dangling)
+    with pytest.raises(NeoweaveError, match=f"ingest path not found: {re.escape(str(tmp_path / 'nothing'))}$"):
+        kb.ingest(tmp_path / "nothing")
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nA note that is really here.")
+    (folder / "a.md").symlink_to("b.md")
+    (folder / "b.md").symlink_to("a.md")
+    (folder / "gone.md").symlink_to("nowhere.md")
+    (folder / "again").symlink_to(".")  # a folder loop: not followed, so nothing is read twice
+    report = kb.ingest(folder)
+    assert sorted(str(item) for item in report.skipped) == [
+        f"{folder / 'a.md'}: a symlink loop (its links lead back to themselves, never to a file)",
+        f"{folder / 'b.md'}: a symlink loop (its links lead back to themselves, never to a file)",
+        f"{folder / 'gone.md'}: a symlink to nowhere.md, which does not exist",
+    ]
+    assert report.documents_new == 1
+    assert kb.store.counts().nodes["Document"] == 1

@@ -9,6 +9,7 @@ line where it applies, and the reason. Text, Markdown and HTML are read in the e
 from __future__ import annotations
 
 import codecs
+import errno
 import fnmatch
 import os
 from collections.abc import Callable, Iterator
@@ -53,6 +54,24 @@ class SourceStats:
     """Of them, read so far (a JSONL file counts line by line, so one large file shows its progress too)."""
 
 
+def unreadable_path(path: Path, shown: str | None = None) -> str | None:
+    """Why `path` cannot be read as an input, in words that follow "ingest path" (naming it as `shown`, by default
+    as given): None when it can. A symlink loop, or a symlink whose target is gone, is told apart from a path
+    that was never there."""
+    name = shown or str(path)
+    try:
+        path.stat()
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"is a symlink loop: {name} (its links lead back to themselves, never to a file or folder)"
+        if path.is_symlink():
+            return f"is a symlink to {os.readlink(path)}, which does not exist: {name}"
+        if exc.errno == errno.ENOENT:
+            return f"not found: {name}"
+        return f"cannot be read: {name}: {exc.strerror}"
+
+
 def _file_format(path: Path, requested: Format) -> str | None:
     if requested != "auto":
         return requested
@@ -79,7 +98,7 @@ def _read_checked(path: Path, source: str, max_bytes: int, binary: bool = False)
     try:
         size = path.stat().st_size
     except OSError as exc:
-        return Skipped(source, f"cannot read: {exc.strerror}")
+        return _unreadable(path, source, exc)
     if size == 0:
         return Skipped(source, "empty file (0 bytes)")
     if size > max_bytes:
@@ -91,6 +110,15 @@ def _read_checked(path: Path, source: str, max_bytes: int, binary: bool = False)
     if not binary and b"\x00" in raw[:8192] and encodings.byte_order_mark(raw) is None:  # UTF-16/32 hold NULs
         return Skipped(source, "binary file (contains NUL bytes)")
     return raw
+
+
+def _unreadable(path: Path, source: str, exc: OSError) -> Skipped:
+    """A file of the folder that cannot be opened: a symlink loop or dangling symlink said so, else the error."""
+    if exc.errno == errno.ELOOP:
+        return Skipped(source, "a symlink loop (its links lead back to themselves, never to a file)")
+    if path.is_symlink() and exc.errno == errno.ENOENT:
+        return Skipped(source, f"a symlink to {os.readlink(path)}, which does not exist")
+    return Skipped(source, f"cannot read: {exc.strerror}")
 
 
 def _jsonl_lines(path: Path, stats: SourceStats | None = None) -> Iterator[tuple[int, bytes]]:
@@ -112,8 +140,8 @@ def iter_documents(path: str | Path, options: SourceOptions, hash_settings: dict
     file whose hash it matches is yielded as `Unchanged`, unparsed (parsing is most of a re-read's time).
     """
     root = Path(path).expanduser()
-    if not root.exists():
-        raise NeoweaveError(f"ingest path not found: {path}")
+    if (problem := unreadable_path(root)) is not None:
+        raise NeoweaveError(f"ingest path {problem}")
     root = root.resolve()
     if options.format not in FORMATS:
         raise NeoweaveError(f"unknown --format {options.format!r}; expected one of {', '.join(FORMATS)}")
@@ -250,7 +278,7 @@ def _read_checked_head(path: Path, source: str) -> Skipped | None:
         with path.open("rb") as handle:
             head = handle.read(8192)
     except OSError as exc:
-        return Skipped(source, f"cannot read: {exc.strerror}")
+        return _unreadable(path, source, exc)
     if size == 0:
         return Skipped(source, "empty file (0 bytes)")
     marked = encodings.byte_order_mark(head)

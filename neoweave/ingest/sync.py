@@ -35,7 +35,7 @@ from tqdm import tqdm
 from neoweave.errors import NeoweaveError
 from neoweave.ingest.documents import Document, Skipped, Unchanged
 from neoweave.ingest.pipeline import IngestOptions, Ingestor, IngestReport
-from neoweave.ingest.sources import SourceOptions, SourceStats, StoredHash, iter_documents
+from neoweave.ingest.sources import SourceOptions, SourceStats, StoredHash, iter_documents, unreadable_path
 from neoweave.ingest.writer import GraphWriter
 from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
@@ -127,10 +127,10 @@ def resolve_sync_path(path: str | Path) -> Path:
     A missing PATH is refused before anything is read: mirroring "nothing" would delete every document read
     from it (a typo, an unmounted disk)."""
     given = Path(path).expanduser()
-    if not given.exists():
-        absolute = given if given.is_absolute() else Path.cwd() / given
-        shown = str(path) if str(path) == str(absolute) else f"{path} ({absolute})"
-        raise NeoweaveError(f"sync path not found: {shown}; nothing was changed",
+    absolute = given if given.is_absolute() else Path.cwd() / given
+    shown = str(path) if str(path) == str(absolute) else f"{path} ({absolute})"
+    if (problem := unreadable_path(given, shown)) is not None:
+        raise NeoweaveError(f"sync path {problem}; nothing was changed",
                             hint="check the path; to remove the documents read from a path that is gone, run "
                                  "`neoweave delete PATH`")
     return given.resolve()

@@ -53,8 +53,11 @@ class KnowledgeBase(KnowledgeBaseCore):
         from neoweave.ingest import Ingestor
         from neoweave.ingest.pipeline import ingest_options
 
-        if isinstance(source, str | Path) and not Path(source).expanduser().exists():
-            raise NeoweaveError(f"ingest path not found: {source}")  # before the store or the model starts
+        if isinstance(source, str | Path):  # before the store or the model starts
+            from neoweave.ingest.sources import unreadable_path
+
+            if (problem := unreadable_path(Path(source).expanduser())) is not None:
+                raise NeoweaveError(f"ingest path {problem}")
         built = ingest_options(progress, options, command="ingest")
         with self._writing("ingest"):
             ingestor = Ingestor(self.store, self.embedder, built)
