@@ -50,6 +50,26 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("entity", {"name": "nobody we know"}, "name: no entity named 'nobody we know'"),
     ("community", {"id": "community:9:nope"}, "id: no community 'community:9:nope'"),
     ("document", {"id": "https://nowhere.example/"}, "id: no document"),
+    # a value of another JSON type than the schema declares is refused naming the argument, never converted
+    *[(tool, arguments, f"{name}\n  Input should be a valid {kind}") for tool, arguments, name, kind in [
+        ("retrieve", {"question": QUESTION, "k": "5"}, "k", "integer"),
+        ("retrieve", {"question": QUESTION, "k": True}, "k", "integer"),
+        ("retrieve", {"question": QUESTION, "k": 2.0}, "k", "integer"),
+        ("retrieve", {"question": 42}, "question", "string"),
+        ("retrieve", {"question": QUESTION, "strategy": 1}, "strategy", "string"),
+        ("retrieve", {"question": QUESTION, "parameters": "hops=2"}, "parameters", "dictionary"),
+        ("answer", {"question": QUESTION, "k": "5"}, "k", "integer"),
+        ("answer", {"question": QUESTION, "prompt": ["basic"]}, "prompt", "string"),
+        ("explain", {"question": QUESTION, "k": "2"}, "k", "integer"),
+        ("explain", {"question": QUESTION, "parameters": [1]}, "parameters", "dictionary"),
+        ("cypher", {"query": 1}, "query", "string"),
+        ("cypher", {"query": "MATCH (n) RETURN n", "parameters": ["x"]}, "parameters", "dictionary"),
+        ("entity", {"name": "Guido van Rossum", "limit": "2"}, "limit", "integer"),
+        ("entity", {"name": 7}, "name", "string"),
+        ("community", {"id": "community:0:0", "limit": 2.5}, "limit", "integer"),
+        ("community", {"id": 3}, "id", "string"),
+        ("document", {"id": 7}, "id", "string"),
+    ]],
 ]
 
 

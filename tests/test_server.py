@@ -82,6 +82,8 @@ def test_query_explain_and_view(server):
     ({"question": "x", "parameters": {"k": [1, 2]}}, 400, "must be a number, text or true/false"),
     ({"strategy": "naive"}, 400, "question: Field required"),
     ({"question": "x", "k": "many"}, 400, "k: Input should be a valid integer"),
+    ({"question": "x", "k": "5"}, 400, "k: Input should be a valid integer"),  # strict, as the MCP tools are
+    ({"question": 5}, 400, "question: Input should be a valid string"),
 ])
 def test_bad_requests_get_a_clear_error(server, body, status, message):
     response = server.post("/query", json=body)

@@ -59,7 +59,9 @@ def argument(name: str | None) -> Iterator[None]:
 @dataclass(frozen=True)
 class Arguments:
     """The tools' argument types (`Annotated` with a pydantic `Field`: description, enum, bounds), built from one
-    knowledge base's limits and the registries; tool schemas are generated from them."""
+    knowledge base's limits and the registries; tool schemas are generated from them. Every one is strict: a
+    value of another JSON type than the schema declares (`"5"` for an integer, `5` for a string, `true` for a
+    number) is refused naming the argument, not converted, as mcp.md says."""
 
     question: Any
     strategy: Any
@@ -82,25 +84,28 @@ def arguments(kb: KnowledgeBase) -> Arguments:
     strategy_names = [entry["name"] for entry in kb.strategies()]
     prompt_names = sorted(PROMPTS)
     return Arguments(
-        question=Annotated[str, Field(description=f"the question (at most {limits.max_question_chars} characters)")],
-        strategy=Annotated[str, Field(description="a retrieval strategy (see list_strategies)",
-                                      json_schema_extra={"enum": strategy_names})],
-        k=Annotated[int | None, Field(description=f"seed / top-k chunks, 1 to {limits.max_k} (default: the "
-                                                  "strategy's own)",
-                                      json_schema_extra={"minimum": 1, "maximum": limits.max_k})],
-        parameters=Annotated[dict[str, Any], Field(
-            description="strategy parameters by name (each strategy's, with defaults and docs, in list_strategies); "
-                        f"integers other than k at most {limits.max_parameter} in absolute value")],
-        prompt=Annotated[str, Field(description="the answer prompt: " + "; ".join(
-            f"{key} ({PROMPTS[key].about})" for key in prompt_names), json_schema_extra={"enum": prompt_names})],
-        limit=Annotated[int, Field(description=f"how many mentions, relations or members to list (1 to "
-                                               f"{limits.max_parameter})")],
-        entity_name=Annotated[str, Field(description="an entity id or name")],
-        community_id=Annotated[str, Field(description="a community id, e.g. community:0:3")],
-        document_id=Annotated[str, Field(description="a document id (its URL for web pages)")],
-        cypher_query=Annotated[str, Field(description="the Cypher query (reads only)")],
-        cypher_parameters=Annotated[dict[str, Any] | None, Field(description="query parameters by name")],
+        question=Annotated[str, _field(f"the question (at most {limits.max_question_chars} characters)")],
+        strategy=Annotated[str, _field("a retrieval strategy (see list_strategies)", enum=strategy_names)],
+        k=Annotated[int | None, _field(f"seed / top-k chunks, 1 to {limits.max_k} (default: the strategy's own)",
+                                       minimum=1, maximum=limits.max_k)],
+        parameters=Annotated[dict[str, Any], _field(
+            "strategy parameters by name (each strategy's, with defaults and docs, in list_strategies); "
+            f"integers other than k at most {limits.max_parameter} in absolute value")],
+        prompt=Annotated[str, _field("the answer prompt: " + "; ".join(
+            f"{key} ({PROMPTS[key].about})" for key in prompt_names), enum=prompt_names)],
+        limit=Annotated[int, _field(f"how many mentions, relations or members to list (1 to "
+                                    f"{limits.max_parameter})")],
+        entity_name=Annotated[str, _field("an entity id or name")],
+        community_id=Annotated[str, _field("a community id, e.g. community:0:3")],
+        document_id=Annotated[str, _field("a document id (its URL for web pages)")],
+        cypher_query=Annotated[str, _field("the Cypher query (reads only)")],
+        cypher_parameters=Annotated[dict[str, Any] | None, _field("query parameters by name")],
     )
+
+
+def _field(description: str, **schema: Any) -> Any:
+    """A strict argument (`Arguments`) with its description and JSON-schema extras (enum, bounds)."""
+    return Field(strict=True, description=description, json_schema_extra=schema or None)
 
 
 def tool_arguments(kb: KnowledgeBase) -> dict[str, dict[str, tuple[Any, Any]]]:

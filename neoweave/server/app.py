@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from neoweave.errors import NeoweaveError
 from neoweave.kb import KnowledgeBase
@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 
 
 class Ask(BaseModel):
-    """A question for one strategy."""
+    """A question for one strategy. Strict, as the MCP tools are: `"5"` for `k` is refused, not converted."""
+
+    model_config = ConfigDict(strict=True)
 
     question: str = Field(description="the question")
     strategy: str = Field("naive", description="a strategy name (GET /strategies)")
