@@ -8,6 +8,8 @@ from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.llm import create_gateway
 from neoweave.query import PROMPTS, get_prompt, render, strategy
 from neoweave.query.answer import answer
+from neoweave.query.citation_check import HOLDS_SHARE, content_words, words
+from neoweave.query.citations import cited_numbers, strip_markers
 
 
 @pytest.fixture
@@ -50,3 +52,16 @@ def test_answer_with_the_local_model(graph, embedder, llm_data_dir, model_dir):
     assert llm.ledger.totals(stage="answer:naive").calls == 1
     assert llm.ledger.totals(stage="cite:naive").calls == len(calls) - 1
     assert result.as_dict()["retrieval"]["items"][0]["origin"] == "seed"
+    # the default path checks the model's citations against the passages (no call of its own, counted above)
+    numbers = [c.number for c in result.citations]
+    assert cited_numbers(result.cited_answer) == numbers and strip_markers(result.cited_answer) == result.answer
+    check = result.citation_check
+    assert result.as_dict()["citation_check"] == (check.as_dict() if check else None)
+    if check is not None:  # the model cited a passage it was given
+        given = len(result.retrieval.items)
+        assert set(check.why) == {n for n in numbers if n <= given}  # each passage cited, with why
+        assert result.unknown_citations == [n for n in check.model if n > given]  # numbers of nothing: still flagged
+        terms = [t for t in content_words(result.answer) if t not in words(result.question)]
+        holders = [index for index, item in enumerate(result.retrieval.items, 1) if terms and sum(
+            t in words(f"{item.section_title} {item.text}") for t in terms) >= HOLDS_SHARE * len(terms)]
+        assert not holders or set(holders) & set(numbers)  # a passage that holds the answer is cited

@@ -6,13 +6,14 @@ real local model for the gateway's stream)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
 from conftest import ScriptedClient, running_server
 
 from neoweave.config import load_settings
-from neoweave.eval.measures import citation_scores
+from neoweave.eval.measures import citation_scores, model_citation_scores
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.kb import KnowledgeBase
 from neoweave.llm.gateway import ChatResult
@@ -20,11 +21,15 @@ from neoweave.llm.ledger import LLMCall
 from neoweave.protocols import LLMClient, StreamingLLMClient
 from neoweave.query import get_prompt, render, strategy
 from neoweave.query.answer import answer, answer_stream
-from neoweave.query.citations import cited_numbers, strip_markers
+from neoweave.query.base import ContextItem
+from neoweave.query.citation_check import check_citations
+from neoweave.query.citations import cited_numbers, rewrite_markers, strip_markers
 from neoweave.query.prompts import CITE_FOLLOW_UP
 from neoweave.server.app import create_app
 
 QUESTION = "How does the event loop schedule coroutines and callbacks?"
+TOUR = "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
+HOTPOTQA = Path(__file__).resolve().parent.parent / "examples" / "hotpotqa" / "corpus.jsonl"
 
 
 class ScriptedCitingLLM(ScriptedClient):
@@ -134,16 +139,28 @@ def test_an_answer_of_numbers_only_is_asked_again_and_keeps_them(graph, embedder
 ])
 def test_short_answers_cite_in_a_follow_up_turn(graph, embedder, reply, follow_up, calls, numbers, cited):
     llm = ScriptedCitingLLM(reply, follow_up)
-    answered = answer(QUESTION, strategy=strategy("naive", graph, embedder, k=3), llm=llm, prompt="exact_answer")
+    naive = strategy("naive", graph, embedder, k=3)
+    answered = answer(QUESTION, strategy=naive, llm=llm, prompt="exact_answer", check_citations=False)
     assert answered.answer == strip_markers(reply) and answered.cited_answer == cited
-    assert [c.number for c in answered.citations] == numbers
+    assert [c.number for c in answered.citations] == numbers and answered.citation_check is None
     assert answered.retrieval.cost.llm_calls == len(llm.prompts) == calls
     assert (answered.cite_call is not None) == (calls == 2)
     if calls == 2:  # the same conversation, one turn longer: a local server reuses its prefix
         assert llm.prompts[1][:2] == llm.prompts[0] and llm.prompts[1][2] == {"role": "assistant",
                                                                               "content": reply}
-    answer(QUESTION, strategy=strategy("naive", graph, embedder, k=3), llm=llm, prompt="exact_answer", cite=False)
+    answer(QUESTION, strategy=naive, llm=llm, prompt="exact_answer", cite=False)
     assert len(llm.prompts) == calls + 1
+    checked = answer(QUESTION, strategy=naive, llm=llm, prompt="exact_answer")  # the default: the numbers checked
+    assert checked.answer == answered.answer and checked.retrieval.cost.llm_calls == calls  # no call of its own
+    final = [c.number for c in checked.citations]
+    assert cited_numbers(checked.cited_answer) == final and strip_markers(checked.cited_answer) == checked.answer
+    if numbers:  # the model's numbers kept as it gave them; every number now cited has its reason
+        check = checked.citation_check
+        assert check.model == numbers and final and set(final) == set(check.why)
+        assert check.added == [n for n in final if n not in numbers]
+        assert check.dropped == [n for n in numbers if n not in final]
+    else:  # nothing cited (the model said none, or Insufficient Information): nothing to check, nothing added
+        assert final == [] and checked.citation_check is None
 
 
 @pytest.mark.parametrize("client", [ScriptedStreamingLLM, ScriptedCitingLLM])
@@ -207,3 +224,69 @@ def test_citation_scores():
     assert citation_scores(["A", "A"], 1, ["A"]) == {"cites": 1.0, "citation_supported": 1.0,
                                                     "citation_recall": 1.0, "citation_precision": 0.5}
     assert citation_scores([], 0, ["A"]) == {"cites": 0.0, "citation_supported": 0.0, "citation_recall": 0.0}
+    assert model_citation_scores([1, 3, 9], ["A", "B", "C"], ["A", "C"]) == {  # 9 names no passage
+        "model_citation_precision": 2 / 3, "model_citation_recall": 1.0}
+    assert model_citation_scores([], ["A"], ["A"]) == {"model_citation_recall": 0.0}
+
+
+def passages(*titles: str) -> list[ContextItem]:
+    """The HotpotQA sample's passages of these titles, as a retrieval hands them to the answer prompt."""
+    records = {}
+    for line in HOTPOTQA.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        records.setdefault(record["title"], record)
+    return [ContextItem(records[title]["text"], f"{records[title]['id']}:0", records[title]["id"],
+                        records[title]["id"], 0.0, "seed", section_title=title) for title in titles]
+
+
+TOUR_PASSAGES = ("Leland, North Carolina", "Myrtle Beach metropolitan area", "Maximum Overdrive",
+                 "United (Marian Gold album)", "Carry On Spying")  # what ppr retrieved for the README's question
+
+
+def test_check_keeps_the_bridge_adds_the_answers_passage_and_drops_the_rest():
+    text, check = check_citations(TOUR, "Stephen King [1][2]", passages(*TOUR_PASSAGES), short=True)
+    assert text == "Stephen King [1][3]"  # the town the question names, and the film's page that names King
+    assert (check.model, check.added, check.dropped) == ([1, 2], [3], [2])
+    assert check.why == {1: "named by the question", 3: "holds the answer"}
+    assert check.as_dict()["why"] == {"1": "named by the question", "3": "holds the answer"}
+    bridge, _ = check_citations(TOUR, "Stephen King [3]", passages(*TOUR_PASSAGES), short=True)
+    assert bridge == "Stephen King [3][1]"  # a multi-hop answer needs its bridge: Leland names the film
+
+
+@pytest.mark.parametrize(("question", "reply", "titles", "checked"), [
+    ("Are Medici and Senet both board games?", "yes [1][3]",  # a yes/no answer: what the question names
+     ("Medici (board game)", "Senet", "Robert Charles Bell", "David Parlett", "Francis Tresham (game designer)"),
+     "yes [1][2]"),
+    ("Who is the oldest, Sid Haig or Vic Darchinyan?", "Sid Haig [1][2]",  # one of the options it names
+     ("Vic Darchinyan", "Boxing in Armenia", "Yan Naing Oo", "Sid Haig", "Demos Chiang"), "Sid Haig [1][4]"),
+    (TOUR, "Stephen King [2][9]", TOUR_PASSAGES, "Stephen King [9][1][3]"),  # a number of nothing stays, flagged
+    (TOUR, "Walt Disney [4]", TOUR_PASSAGES, "Walt Disney [4]"),  # no passage holds it: the model's one stays
+])
+def test_check_on_short_answers(question, reply, titles, checked):
+    text, check = check_citations(question, reply, passages(*titles), short=True)
+    assert text == checked and check.model == cited_numbers(reply)
+
+
+def test_check_judges_an_answer_in_sentences_sentence_by_sentence():
+    reply = ("Maximum Overdrive was written and directed by Stephen King [2]. It was shot in or around Leland, a "
+             "town in Brunswick County [1]. Its trucks come alive.")
+    text, check = check_citations(TOUR, reply, passages(*TOUR_PASSAGES), short=False)
+    assert text == ("Maximum Overdrive was written and directed by Stephen King [3]. It was shot in or around "
+                    "Leland, a town in Brunswick County [1]. Its trucks come alive.")  # no passage holds the last
+    assert (check.added, check.dropped) == ([3], [2]) and set(check.why) == {1, 3}
+    nothing = "Its trucks come alive [4]."  # no passage supports it: the model's citation is not taken away
+    assert check_citations(TOUR, nothing, passages(*TOUR_PASSAGES), short=False)[0] == nothing
+    assert check_citations(TOUR, "Stephen King", passages(*TOUR_PASSAGES), short=True) == ("Stephen King", None)
+
+
+@pytest.mark.parametrize(("text", "keep", "rewritten"), [
+    ("no [1][3].", [3, 2], "no [3][2]."),
+    ("no [1][3].", [2], "no [2]."),
+    ("Paris [1, 2] is big [3].", [2], "Paris [2] is big."),
+    ("It runs callbacks [1, 3] and tasks [2-4]. Then it stops. [5]", [1, 2, 4, 5], "It runs callbacks [1] and "
+     "tasks [2][4]. Then it stops. [5]"),
+    ("Use `a[1]` here [1]", [1], "Use `a[1]` here [1]"),
+])
+def test_markers_are_rewritten_where_the_model_put_them(text, keep, rewritten):
+    assert rewrite_markers(text, lambda _claim, numbers: [n for n in keep if n in numbers or n not in
+                                                          cited_numbers(text)]) == rewritten

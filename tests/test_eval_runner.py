@@ -10,6 +10,7 @@ from neoweave.eval.report import markdown_table, write_report
 from neoweave.eval.runner import RunConfig, load_qa, run, summarize
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.llm import LOCAL_TIMEOUT, create_gateway
+from neoweave.query.citations import cited_numbers
 
 EVIDENCE = "https://docs.example.org/tiny/guide/memory.html#garbage-collection"
 
@@ -105,6 +106,15 @@ def test_answers_are_scored_with_the_local_model(graph, embedder, tmp_path, llm_
     assert 0.0 <= gc["citation_recall"] <= 1.0 and gc["cites"] == float(bool(cited))
     if cited:
         assert gc["citation_precision"] <= sum(number == 1 for number in cited) / len(cited)
+    for record in evaluation.records:  # the citation check's changes, beside the model's own numbers and scores
+        if "citations" in record:
+            model = set(record["model_citations"])
+            assert set(record["citations"]) == (model - set(record["citations_dropped"])) | set(
+                record["citations_added"])
+            assert cited_numbers(record["cited_answer"]) == record["citations"]
+            assert cited_numbers(record["model_cited_answer"]) == record["model_citations"]
+            assert ("model_citation_precision" in record) == bool(model)
+    assert "model_citation_recall" in overall
     again = run(graph, embedder, questions, config, llm=llm, progress=False)  # every call now from the LLM cache
     for first, record in zip(evaluation.records, again.records, strict=True):
         assert record["answer_cached"] == 1.0 and record["llm_cached_calls"] == record["llm_calls"] > 0

@@ -101,3 +101,12 @@ def citation_scores(cited: Sequence[str], unknown: int, evidence: Sequence[str])
     if distinct or unknown:
         scores["citation_precision"] = right / (len(distinct) + unknown)
     return scores
+
+
+def model_citation_scores(numbers: Sequence[int], keys: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
+    """`citation_precision` and `citation_recall` of cited passage numbers (from 1, into the evidence keys of the
+    retrieved items; a number past them counted as unknown), named `model_...`: the model's own citations,
+    before the citation check, scored beside the checked ones."""
+    known = [number for number in numbers if 1 <= number <= len(keys)]
+    scores = citation_scores([keys[number - 1] for number in known], len(numbers) - len(known), evidence)
+    return {f"model_{key}": value for key, value in scores.items() if key in ("citation_precision", "citation_recall")}

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 _QUALITY = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_precision", "answer_in_context",
             "exact_match", "f1", "accuracy", "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity",
             "insufficient", "cites", "citation_supported", "citation_precision", "citation_recall",
+            "model_citation_precision", "model_citation_recall",
             "faithfulness", "answer_relevance", "context_recall", "context_precision",
             "answer_correctness", "context_precision_without_reference", "context_relevancy", "context_bertscore_f1")
 _COUNTS = ("chunks", "context_tokens", "llm_calls", "llm_cached_calls", "llm_tokens", "answer_cached", "cost_usd",

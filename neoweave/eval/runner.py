@@ -308,6 +308,12 @@ def _evaluate_one(store: GraphStore, strategy, k: int, question: Question, confi
             cited = [keys[c.number - 1] for c in answered.citations if c.known]
             record.update(measures.citation_scores(cited, len(answered.unknown_citations), question.evidence),
                           citations=[c.number for c in answered.citations])
+            check = answered.citation_check  # the model's own numbers, before the check changed them
+            own = check.model if check else record["citations"]
+            record.update(measures.model_citation_scores(own, keys, question.evidence), model_citations=own,
+                          citations_added=check.added if check else [],
+                          citations_dropped=check.dropped if check else [], cited_answer=answered.cited_answer,
+                          model_cited_answer=check.model_answer if check else answered.cited_answer)
         record["budgets"] = measures.budget_scores(keys, [i.token_count for i in result.items], question.evidence,
                                                    chunk_budgets=config.ks, token_budgets=config.token_budgets)
     record.update(
@@ -335,13 +341,14 @@ _MEAN_FIELDS = ("hit", "perfect", "recall", "mrr", "precision", "doc_hit", "doc_
                 "chunks", "context_tokens", "llm_calls", "llm_cached_calls", "llm_tokens", "answer_cached",
                 "exact_match", "f1", "accuracy",
                 "rouge_l", "bertscore", "bertscore_p", "bertscore_r", "answer_similarity", "insufficient", "cites",
-                "citation_supported", "citation_precision", "citation_recall", *MEASURES,
+                "citation_supported", "citation_precision", "citation_recall", "model_citation_precision",
+                "model_citation_recall", *MEASURES,
                 "khl_c_rec", "khl_a_corr", "khl_a_rel", "context_bertscore_p", "context_bertscore_r",
                 "context_bertscore_f1",
                 "judge_tokens", "cost_usd")
 
 # counted since a later version: a merge with older records has no mean of them (a mean of some would pass for all)
-_NEWER_FIELDS = ("llm_cached_calls",)
+_NEWER_FIELDS = ("llm_cached_calls", "model_citation_recall")
 
 
 def summarize(evaluation: EvalRun) -> list[dict[str, Any]]:

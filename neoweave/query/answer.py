@@ -7,6 +7,10 @@ model's exact match on HotpotQA-100 fell from 0.48 to 0.37 (docs/answers.md). Th
 turn of the same conversation, which passages support the answer: the answer itself is the one the model gives
 without being asked to cite, and the extra turn is short (a local llama.cpp server reuses the conversation's
 prefix, so only the question and a few numbers are new tokens).
+
+Either way the citations are then checked against the text (`neoweave.query.citation_check`, no model call): a
+cited passage stays when it supports the answer or links the question to one that does, one that does is added,
+the rest are dropped; `citation_check` says what changed.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from neoweave.llm import ContextTooLong, LLMCall
 from neoweave.protocols import LLMClient, StreamingLLMClient
 from neoweave.query.base import RetrievalResult, Strategy
+from neoweave.query.citation_check import CitationCheck, check_citations
 from neoweave.query.citations import Citation, citations, cited_numbers, strip_markers
 from neoweave.query.prompts import INSUFFICIENT, PromptTemplate, get_prompt, render
 
@@ -58,6 +63,9 @@ class AnswerResult:
     context_dropped: int = 0
     """Passages of `retrieval` left out of the prompt, the last (lowest-ranked) ones: the endpoint said the whole
     context did not fit the model's context window. The prompt held `retrieval.items[:-context_dropped]`."""
+    citation_check: CitationCheck | None = None
+    """What the citation check changed: the model's own numbers, the passages it added and dropped, and why each
+    citation is there; None when nothing was checked (no citations asked for, none given, nothing to cite)."""
 
     @property
     def unknown_citations(self) -> list[int]:
@@ -75,7 +83,8 @@ class AnswerResult:
                 "retrieval": self.retrieval.as_dict(),
                 "llm_call": dataclasses.asdict(self.call) if self.call else None,
                 "cite_call": dataclasses.asdict(self.cite_call) if self.cite_call else None,
-                "context_dropped": self.context_dropped}
+                "context_dropped": self.context_dropped,
+                "citation_check": self.citation_check.as_dict() if self.citation_check else None}
 
 
 def _charge(retrieval: RetrievalResult, call: LLMCall | None) -> None:
@@ -102,9 +111,10 @@ def _follow_up(llm: LLMClient, template: PromptTemplate, messages: list[dict[str
 
 def finish(question: str, prompt: str, retrieval: RetrievalResult, text: str, call: LLMCall | None, *,
            llm: LLMClient | None = None, messages: list[dict[str, str]] | None = None, cite: bool = False,
-           stage: str = "cite", max_tokens: int | None = None) -> AnswerResult:
+           stage: str = "cite", max_tokens: int | None = None, check_citations: bool = True) -> AnswerResult:
     """The answer result of the model's reply `text`: citations read (asked for in a follow-up turn when the
-    prompt cites that way), markers stripped, every call charged to the retrieval's cost. A reply that is only
+    prompt cites that way) and checked (`check_citations`), markers stripped, every call charged to the
+    retrieval's cost. A reply that is only
     citation markers (a small model asked to cite inline can give "[1]" for an answer) is asked again without
     the request for them, and keeps its numbers."""
     _charge(retrieval, call)
@@ -113,15 +123,16 @@ def finish(question: str, prompt: str, retrieval: RetrievalResult, text: str, ca
     template = get_prompt(prompt)
     if cite and llm is not None and messages is not None and not plain and cited_numbers(text):
         again = llm.chat(render(template, retrieval), stage=stage, max_tokens=max_tokens)
-        return _cited(question, prompt, retrieval, call, again, strip_markers(again.text.strip()), text)
+        return _cited(question, prompt, retrieval, call, again, strip_markers(again.text.strip()), text,
+                      check=check_citations)
     reply = _follow_up(llm, template, messages, text, retrieval, stage) if cite and llm is not None else None
     if reply is None:
-        return AnswerResult(question, plain, prompt, retrieval, call, citations(text, retrieval.items), text)
-    return _cited(question, prompt, retrieval, call, reply, plain, reply.text)
+        return _checked(question, prompt, retrieval, call, plain, text, None, check=cite and check_citations)
+    return _cited(question, prompt, retrieval, call, reply, plain, reply.text, check=check_citations)
 
 
 def _cited(question: str, prompt: str, retrieval: RetrievalResult, call: LLMCall | None, extra: ChatResult,
-           plain: str, numbers_text: str) -> AnswerResult:
+           plain: str, numbers_text: str, *, check: bool) -> AnswerResult:
     """The answer `plain` with the numbers given in `numbers_text` (markers, or bare numbers when it has none:
     a follow-up reply is meant to be numbers only), the `extra` call that citations cost charged."""
     _charge(retrieval, extra.call)
@@ -129,8 +140,18 @@ def _cited(question: str, prompt: str, retrieval: RetrievalResult, call: LLMCall
         int(n) for n in re.findall(r"\b\d{1,3}\b", numbers_text)))
     markers = "".join(f"[{number}]" for number in numbers)
     cited = f"{plain} {markers}" if markers else plain
-    return AnswerResult(question, plain, prompt, retrieval, call, citations(markers, retrieval.items), cited,
-                        extra.call)
+    return _checked(question, prompt, retrieval, call, plain, cited, extra.call, check=check)
+
+
+def _checked(question: str, prompt: str, retrieval: RetrievalResult, call: LLMCall | None, plain: str,
+             cited: str, cite_call: LLMCall | None, *, check: bool) -> AnswerResult:
+    """The result of the answer `plain` and its marked text `cited`, the markers checked against the passages
+    the prompt held when citations were asked for (not for an Insufficient Information answer)."""
+    checked = None
+    if check and INSUFFICIENT.lower() not in plain.lower():
+        cited, checked = check_citations(question, cited, retrieval.items, short=get_prompt(prompt).short)
+    return AnswerResult(question, plain, prompt, retrieval, call, citations(cited, retrieval.items), cited,
+                        cite_call, citation_check=checked)
 
 
 def passages_that_fit(retrieval: RetrievalResult, messages: list[dict[str, str]], refusal: ContextTooLong,
@@ -204,17 +225,19 @@ def prepare(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = 
 
 
 def answer(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
-           max_tokens: int | None = None, cite: bool = True, **overrides: Any) -> AnswerResult:
+           max_tokens: int | None = None, cite: bool = True, check_citations: bool = True,
+           **overrides: Any) -> AnswerResult:
     """Retrieve context for `question`, build the named prompt, and ask the model; with `cite` (the default)
     the result's `citations` name the passages the answer used (asked as the prompt says: inline, or in a
-    follow-up turn)."""
+    follow-up turn), checked against the text unless `check_citations` is False (the model's own, unchecked)."""
     retrieval, messages = prepare(question, strategy=strategy, llm=llm, prompt=prompt, cite=cite, **overrides)
     if messages is None:
         return finish(question, prompt, retrieval, retrieval.answer or "", None)
     reply, shown, messages = _ask(lambda sent: llm.chat(sent, stage=f"answer:{strategy.name}", max_tokens=max_tokens),
                                   retrieval, messages, prompt=prompt, cite=cite, max_tokens=max_tokens)
     return _whole(finish(question, prompt, shown, reply.text, reply.call, llm=llm, messages=messages, cite=cite,
-                         stage=f"cite:{strategy.name}", max_tokens=max_tokens), retrieval)
+                         stage=f"cite:{strategy.name}", max_tokens=max_tokens, check_citations=check_citations),
+                  retrieval)
 
 
 @dataclass
@@ -229,7 +252,8 @@ class AnswerEvent:
 
 
 def answer_stream(question: str, *, strategy: Strategy, llm: LLMClient, prompt: str = "short_answer",
-                  max_tokens: int | None = None, cite: bool = True, **overrides: Any) -> Iterator[AnswerEvent]:
+                  max_tokens: int | None = None, cite: bool = True, check_citations: bool = True,
+                  **overrides: Any) -> Iterator[AnswerEvent]:
     """`answer`, step by step: the retrieval as soon as it is done, the text as the model writes it (in one
     piece from a client that cannot stream), and the result last (after the follow-up turn, when the prompt
     asks for citations that way). The pieces carry inline markers as the model writes them; the last event's
@@ -256,5 +280,5 @@ def answer_stream(question: str, *, strategy: Strategy, llm: LLMClient, prompt: 
         yield AnswerEvent("text", text=reply.text)
         text, call = reply.text, reply.call
     answered = finish(question, prompt, shown, text, call, llm=llm, messages=messages, cite=cite,
-                      stage=f"cite:{strategy.name}", max_tokens=max_tokens)
+                      stage=f"cite:{strategy.name}", max_tokens=max_tokens, check_citations=check_citations)
     yield AnswerEvent("answer", answer=_whole(answered, retrieval))

@@ -11,6 +11,7 @@ scoring and short answers stay what they were.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from neoweave.query.base import ContextItem
@@ -26,6 +27,10 @@ _NUMBER_OR_RANGE = re.compile(r"(\d+)\s*(?:(?:-|\u2013)\s*#?(\d+))?")
 _MAX_RANGE = 50
 """A range wider than this is not read as a range (`[1-2000]` is no citation of 2,000 passages)."""
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n\s*")
+"""Where one claim of an answer ends and the next begins: after a sentence, or at a line break (a list item)."""
+_CLOSING = re.compile(r"[\s.!?:;]*$")
+_ENDS_WITH_MARKER = re.compile(_MARKER.pattern + "$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -97,3 +102,60 @@ def citations(text: str, items: list[ContextItem]) -> list[Citation]:
         else:
             found.append(Citation(number, False))
     return found
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _CODE.finditer(text)]
+
+
+def _claim_starts(text: str, code: list[tuple[int, int]]) -> list[int]:
+    """Where each claim of `text` starts (sentences and lines, none inside code); markers written after a
+    sentence's full stop ("... tasks. [2] Then") belong to the sentence they follow."""
+    starts = [0]
+    for match in _SENTENCE_BREAK.finditer(text):
+        start = match.end()
+        if any(begin <= match.start() < end for begin, end in code):
+            continue
+        while (marker := _MARKER.match(text, start)) is not None:
+            start = marker.end()
+            start += len(text[start:]) - len(text[start:].lstrip())
+        if starts[-1] < start < len(text):
+            starts.append(start)
+    return starts
+
+
+def rewrite_markers(text: str, judge: Callable[[str, list[int]], list[int]], *, by_claim: bool = True) -> str:
+    """`text` with the numbers each claim cites replaced by those `judge(claim, numbers)` returns for it (the
+    claim without markers, the numbers it cites first-cited first): a number it leaves out is taken out of its
+    marker where the model put it, a new one is written at the claim's end (before its full stop). A claim is a
+    sentence or a line (`by_claim`), else the whole text is one."""
+    code = _code_spans(text)
+    starts = _claim_starts(text, code) if by_claim else [0]
+    markers = [match for match in _MARKER.finditer(text) if not any(b <= match.start(1) < e for b, e in code)]
+    parts: list[str] = []
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        own = [match for match in markers if begin <= match.start(1) < end]
+        cited = list(dict.fromkeys(number for match in own for number in _numbers(match.group(1))))
+        wanted = judge(strip_markers(text[begin:end]), cited)
+        piece, cursor, space = [], begin, ""
+        for match in own:
+            numbers = _numbers(match.group(1))
+            kept = [number for number in numbers if number in wanted]
+            between = text[cursor:match.start()]
+            whole = match.group(0)
+            space = (space if not between else "") or whole[:len(whole) - len(whole.lstrip())]
+            piece.append(between)
+            if kept:  # "[1][3]" without 1: the space that came before [1] now comes before [3]
+                piece.append(space + (whole.lstrip() if kept == numbers else "".join(f"[{n}]" for n in kept)))
+                space = ""
+            cursor = match.end()
+        piece.append(text[cursor:end])
+        claim = "".join(piece)
+        new = [number for number in wanted if number not in cited]
+        if new:
+            cut = len(claim) - len(_CLOSING.search(claim).group(0))
+            head = claim[:cut]
+            markers_text = "".join(f"[{number}]" for number in new)
+            claim = head + ("" if _ENDS_WITH_MARKER.search(head) else " ") + markers_text + claim[cut:]
+        parts.append(claim)
+    return "".join(parts)
