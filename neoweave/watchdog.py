@@ -10,6 +10,7 @@ seconds, and that exits itself when the server exits. Pid helpers (alive, start 
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import logging
@@ -69,7 +70,20 @@ def register_user(directory: Path) -> None:
     with contextlib.suppress(OSError):
         directory.mkdir(parents=True, exist_ok=True)
         started = process_started(os.getpid())
-        (directory / str(os.getpid())).write_text("" if started is None else repr(started))
+        entry = directory / str(os.getpid())
+        entry.write_text("" if started is None else repr(started))
+        if entry not in _registered:  # gone with this process (also on Ctrl-C or SIGTERM through the CLI)
+            _registered.add(entry)
+            atexit.register(_unregister, entry)
+
+
+_registered: set[Path] = set()
+
+
+def _unregister(entry: Path) -> None:
+    with contextlib.suppress(OSError):
+        entry.unlink()
+    _registered.discard(entry)
 
 
 def live_users(directory: Path) -> int:

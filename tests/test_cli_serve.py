@@ -54,13 +54,17 @@ def test_query_and_explain_go_through_a_running_server(neoweave, workdir, site):
     assert [i["chunk_id"] for i in after["items"]] == [i["chunk_id"] for i in local["items"]]
 
 
-def test_a_stale_serve_file_is_ignored(neoweave, workdir, site):
+@pytest.mark.parametrize("pid", [2**22 + 1, os.getpid()], ids=["gone", "reused"])
+def test_a_stale_serve_file_is_ignored_and_removed(neoweave, workdir, site, pid):
+    """Left by a server that died (SIGKILL), its pid gone or since taken by another process (this one, which
+    started long after the recorded time)."""
     neoweave("ingest", str(site), "--no-progress", "--base-url", BASE)
-    (workdir / ".neoweave" / "serve.json").write_text(json.dumps({
-        "url": "http://127.0.0.1:9", "pid": 2**22 + 1, "backend": "falkordb", "graph": "neoweave",
+    announced = workdir / ".neoweave" / "serve.json"
+    announced.write_text(json.dumps({
+        "url": "http://127.0.0.1:9", "pid": pid, "started": 1.0, "backend": "falkordb", "graph": "neoweave",
         "database": None, "embedding_model": "all-MiniLM-L6-v2"}))
     found = json.loads(neoweave("query", QUESTION, "--k", "1", "--json").stdout)
-    assert len(found["items"]) == 1
+    assert len(found["items"]) == 1 and not announced.exists()
 
 
 def _drain(server: subprocess.Popen) -> list[str]:

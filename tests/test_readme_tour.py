@@ -66,7 +66,9 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
             run(argv)
         for argv in tour[:-1]:
             result = run(argv)
-            if argv[1] == "query" and "ppr" in argv:
+            if argv[1] == "query" and "--answer" in argv:  # the local model, started from ./.neoweave
+                assert "Stephen King" in result.stdout and "[1]" in result.stdout, result.stdout[-2000:]
+            elif argv[1] == "query" and "ppr" in argv:
                 assert "Maximum Overdrive" in result.stdout  # the bridge page, reached from the town
                 found = json.loads(run([*argv, "--json"]).stdout)
                 titles = {item["section_title"] for item in found["items"][:5]}
@@ -89,5 +91,6 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
             server.terminate()
             server.wait(timeout=30)
     finally:
-        subprocess.run([sys.executable, "-m", "neoweave.cli", "server", "stop"], cwd=tour_dir, env=env,
-                       capture_output=True, timeout=60)
+        for stop in (["llm", "stop"], ["server", "stop"]):
+            subprocess.run([sys.executable, "-m", "neoweave.cli", *stop], cwd=tour_dir, env=env,
+                           capture_output=True, timeout=60)

@@ -56,7 +56,7 @@ def user(request, tmp_path, site, model_dir):
         assert not check or result.returncode == 0, (args, result.stderr[-2000:])
         return result
 
-    run.argv, run.cwd, run.env, run.data_dir = argv, cwd, env, data_dir.resolve()
+    run.argv, run.cwd, run.env, run.data_dir, run.layout = argv, cwd, env, data_dir.resolve(), request.param
     run("ingest", str(site), "--no-progress", "--base-url", "https://docs.example.org/tiny/")
     yield run
     run("llm", "stop", check=False)
@@ -72,7 +72,19 @@ def _alive_after_polls(pid_file: Path, watchdog_file: Path) -> tuple[int, int]:
     return pid, watchdog
 
 
-def test_the_store_and_its_watchdog_outlive_the_command_in_every_layout(user):
+SERVE_STOP = {"default": signal.SIGINT, "relative_from_elsewhere": signal.SIGTERM,
+              "through_a_symlink": signal.SIGTERM}
+"""How each layout's `serve` is stopped: Ctrl-C and SIGTERM must both remove its file."""
+
+
+def test_every_background_server_answers_and_stays_up_in_every_layout(user):
+    _store_outlives_the_command(user)
+    _local_model_server_outlives_the_command(user)
+    _serve_answers_and_removes_its_file(user, SERVE_STOP[user.layout])
+    _mcp_answers_and_stops_cleanly_on_sigterm(user)
+
+
+def _store_outlives_the_command(user) -> None:
     data = user.data_dir
     assert (data / "falkordb.pid").exists(), f"the data went elsewhere than {data}"
     server, _ = _alive_after_polls(data / "falkordb.pid", data / "falkordb-watchdog.pid")
@@ -80,7 +92,7 @@ def test_the_store_and_its_watchdog_outlive_the_command_in_every_layout(user):
     assert len(found["items"]) == 1 and named_pid(data / "falkordb.pid") == server
 
 
-def test_the_local_model_server_and_its_watchdog_outlive_the_command_in_every_layout(user):
+def _local_model_server_outlives_the_command(user) -> None:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("the local model server is not installed (bash scripts/setup.sh --local-llm)")
     user("llm", "check", "--model", SMALL_MODEL)
@@ -91,8 +103,7 @@ def test_the_local_model_server_and_its_watchdog_outlive_the_command_in_every_la
     assert named_pid(state) == server and pid_alive(watchdog)
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
-def test_serve_answers_and_removes_its_file_on_either_signal(user, stop_signal):
+def _serve_answers_and_removes_its_file(user, stop_signal: signal.Signals) -> None:
     port = free_port()
     serve = subprocess.Popen(user.argv("serve", "--port", str(port)), cwd=user.cwd, env=user.env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -111,7 +122,7 @@ def test_serve_answers_and_removes_its_file_on_either_signal(user, stop_signal):
     assert code == (143 if stop_signal == signal.SIGTERM else 130), code
 
 
-def test_mcp_over_http_answers_and_stops_cleanly_on_sigterm(user):
+def _mcp_answers_and_stops_cleanly_on_sigterm(user) -> None:
     port = free_port()
     mcp = subprocess.Popen(user.argv("mcp", "--http", "--port", str(port)), cwd=user.cwd, env=user.env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -131,15 +142,6 @@ def test_mcp_over_http_answers_and_stops_cleanly_on_sigterm(user):
     assert code in (0, 143), code
     server = named_pid(user.data_dir / "falkordb.pid")  # the store it used stays for the next command
     assert server is not None and pid_alive(server)
-
-
-def test_a_stale_serve_file_is_removed(user):
-    announced = user.data_dir / "serve.json"
-    announced.write_text(json.dumps({"url": "http://127.0.0.1:9", "pid": 2**22 + 1, "started": 1.0,
-                                     "backend": "falkordb", "graph": "neoweave", "database": None,
-                                     "embedding_model": "all-MiniLM-L6-v2"}))
-    found = json.loads(user("query", QUESTION, "--k", "1", "--json").stdout)
-    assert len(found["items"]) == 1 and not announced.exists()
 
 
 def test_settings_hold_absolute_directories(tmp_path, monkeypatch):
