@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -48,16 +49,19 @@ class Chunker:
             section.chunks = []
             if not section.text.strip():
                 continue
+            # external links by offset, so each chunk finds its own by bisection (a page of one section with
+            # thousands of links would otherwise scan them all for every chunk)
+            external = sorted(((link.start, n, link) for n, link in enumerate(section.links) if not link.internal),
+                              key=lambda item: (item[0], item[1]))
+            starts = [item[0] for item in external]
             for index, piece in enumerate(self._splitter.create_documents([section.text])):
                 start = int(piece.metadata.get("start_index", 0))
                 text = piece.page_content
                 chunk = Chunk(id=f"{section.id}:{index}", order=order, text=text,
                               start=section.start + start, end=section.start + start + len(text))
-                chunk.external_links = [
-                    {"url": link.url, "text": link.text}
-                    for link in section.links
-                    if not link.internal and start <= link.start < start + len(text)
-                ]
+                first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, start + len(text))
+                chunk.external_links = [{"url": link.url, "text": link.text}
+                                        for _, _, link in sorted(external[first:last], key=lambda item: item[1])]
                 section.chunks.append(chunk)
                 order += 1
         return document
