@@ -11,6 +11,7 @@ import pytest
 
 from neoweave.graph_schema.model import SCHEMA
 from neoweave.processes import pid_alive as _alive
+from neoweave.store.falkordb_damage import StoreDamaged
 from neoweave.store.falkordb_server import BUSY_REPLY_THRESHOLD_MS, EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
@@ -247,3 +248,119 @@ def test_vectors_written_over_vectors_a_restart_loaded_take_the_new_value(server
         assert stored[name] == pytest.approx(written, abs=1e-6), name
     assert store.vector_search("chunk_embedding", chunk, 1)[0].id == "d#s:0"
     store.close()
+
+
+# -- a store whose files were removed or damaged ---------------------------------------------------------------------
+def _tagged_graph(server, tags: int = 50) -> FalkorDBStore:
+    """The default graph with the schema and `tags` tags, written 5 a statement (one AOF entry each)."""
+    store = FalkorDBStore(server=server)
+    store.apply_schema("all-MiniLM-L6-v2", 384)
+    rows = [{"name": f"tag{i}", "kind": "topic", "method": "fast", "source": "test"} for i in range(tags)]
+    store.write_batches("upsert_tags", rows, batch_size=5)
+    return store
+
+
+def _cli(data_dir, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+    return subprocess.run([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_store_whose_files_were_removed_is_refused_and_a_backup_restores_it(server, tmp_path):
+    data = server.paths.data_dir
+    _tagged_graph(server).close()
+    assert "\nneoweave\n" in (data / "graphs.txt").read_text()  # recorded when the graph was first written
+    backup = _cli(data, "backup", str(tmp_path / "backup"))
+    assert backup.returncode == 0, backup.stderr
+    server.stop()
+    shutil.rmtree(server.paths.aof_dir)
+
+    with pytest.raises(StoreDamaged) as refused:  # not an empty graph: Redis would start one
+        FalkorDBStore(server=EmbeddedFalkorDB(data)).counts()
+    assert refused.value.message == (f"the store in {data} cannot be opened (it held graph 'neoweave'): its "
+                                     f"append-only folder {data / 'appendonly'} is missing")
+    assert "neoweave restore BACKUP --force" in refused.value.hint and f"delete {data}" in refused.value.hint
+    assert not server.paths.aof_dir.exists() and server.pid() is None  # nothing was started or written
+    for command in ("check", "status"):
+        result = _cli(data, command)
+        assert result.returncode == 1 and "cannot be opened (it held graph 'neoweave')" in result.stderr, command
+        assert "Traceback" not in result.stderr
+
+    restored = _cli(data, "restore", str(tmp_path / "backup"), "--force")
+    assert restored.returncode == 0, restored.stderr
+    store = FalkorDBStore(server=EmbeddedFalkorDB(data))
+    assert store.counts().nodes["Tag"] == 50
+    store.close()
+    server.stop()
+    shutil.rmtree(data)  # the other remedy: a new data directory starts empty, as the first one did
+    fresh = FalkorDBStore(server=EmbeddedFalkorDB(data))
+    assert fresh.counts().nodes == {} and fresh.read_meta() is None
+    fresh.close()
+
+
+def _overwrite(path, offset: int, data: bytes) -> None:
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(data)
+
+
+def _last_effect(incr) -> int:
+    """Where the payload of the file's last write starts (FalkorDB logs a write as `GRAPH.EFFECT graph PAYLOAD`)."""
+    raw = incr.read_bytes()
+    length = raw.rindex(b"GRAPH.EFFECT\r\n$8\r\nneoweave\r\n$") + len(b"GRAPH.EFFECT\r\n$8\r\nneoweave\r\n$")
+    return raw.index(b"\r\n", length) + 2
+
+
+INCR = "appendonly.aof.1.incr.aof"
+DAMAGE = [  # (what is done to the append-only folder, what the refusal says)
+    (lambda aof: _overwrite(aof / INCR, 0, b"XYZXYZ"), f"/appendonly/{INCR} is damaged: FalkorDB cannot parse it"),
+    # bytes of a write's payload, its frame whole: FalkorDB refuses it, or crashes on it (either is said so)
+    (lambda aof: _overwrite(aof / INCR, _last_effect(aof / INCR), b"\x7f" * 8), "/appendonly: a file there is damaged"),
+    (lambda aof: _overwrite(aof / INCR, _last_effect(aof / INCR) + 9, b"\x7f" * 8),
+     "/appendonly: a file there is damaged"),
+    (lambda aof: (aof / INCR).unlink(), f"/appendonly/{INCR}, listed in"),
+    (lambda aof: (aof / "appendonly.aof.manifest").unlink(), "appendonly.aof.manifest is missing (the folder holds"),
+    (lambda aof: [p.unlink() for p in aof.iterdir()], "/appendonly is empty"),
+]
+
+
+@pytest.mark.parametrize("damage,said", DAMAGE, ids=["bad-format", "bad-effect", "bad-payload", "file-gone",
+                                                     "manifest-gone", "emptied"])
+def test_a_damaged_store_is_refused_naming_what_is_wrong(server, damage, said):
+    _tagged_graph(server).close()
+    server.stop()
+    damage(server.paths.aof_dir)
+    before = sorted((p.name, p.stat().st_size) for p in server.paths.aof_dir.iterdir())
+    with pytest.raises(StoreDamaged) as refused:
+        FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir)).counts()
+    assert refused.value.message.startswith(f"the store in {server.paths.data_dir} cannot be opened (it held graph "
+                                            "'neoweave'): "), refused.value.message
+    assert said in refused.value.message and "neoweave restore BACKUP --force" in refused.value.hint
+    assert sorted((p.name, p.stat().st_size) for p in server.paths.aof_dir.iterdir()) == before  # left as found
+
+
+def test_a_truncated_append_only_file_loads_to_its_last_whole_write_and_says_so(server, caplog):
+    _tagged_graph(server).close()
+    server.stop()
+    incr = server.paths.aof_dir / INCR
+    os.truncate(incr, incr.read_bytes().rindex(b"tag49"))  # a crash mid-write: the last statement of tags is cut
+    store = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir))
+    with caplog.at_level("WARNING", logger="neoweave.store.falkordb_damage"):
+        assert store.counts().nodes["Tag"] == 45  # the nine whole statements before it
+    assert f"the store's append-only file {incr} ended mid-write" in caplog.text
+    store.close()
+
+
+def test_an_append_only_folder_removed_while_the_server_runs_is_written_again_from_memory(server, caplog):
+    store = _tagged_graph(server)
+    shutil.rmtree(server.paths.aof_dir)
+    with caplog.at_level("WARNING", logger="neoweave.store.falkordb_damage"):
+        other = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir))
+        assert other.counts().nodes["Tag"] == 50
+    assert "was removed while the server ran; writing it again" in caplog.text
+    store.close()
+    other.close()
+    server.stop()  # the next start loads what was written again
+    again = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir))
+    assert again.counts().nodes["Tag"] == 50
+    again.close()

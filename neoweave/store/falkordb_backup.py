@@ -36,6 +36,7 @@ from falkordb import FalkorDB
 
 from neoweave.cypher import registry
 from neoweave.errors import NeoweaveError
+from neoweave.store.falkordb_damage import replace_graphs
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import decode_reply, graph_module_version, params_header, reply_text
 from neoweave.store.values import META_ID
@@ -344,6 +345,7 @@ def install(server: EmbeddedFalkorDB, rdb: Path, expected: Mapping[str, Mapping[
             raise NeoweaveError("the restored store does not hold what the backup's manifest says: "
                                 + "; ".join(differences[:5]), hint="the previous store was put back")
         shutil.rmtree(replaced, ignore_errors=True)
+        replace_graphs(server.paths, set(found))  # the graphs the data directory now holds
         return found
     except BaseException:
         _roll_back(server, replaced / aof.name if moved_old else None, installed)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.processes import pid_alive
+from neoweave.store.falkordb_damage import check_files, refuse_load_failure, warn_if_truncated
 from neoweave.store.falkordb_module import bundled_binaries, resolve_module
 from neoweave.store.falkordb_paths import (
     log_says_ready,
@@ -204,6 +205,7 @@ class EmbeddedFalkorDB:
                 path.unlink(missing_ok=True)
 
     def _start(self) -> None:
+        check_files(self.paths)  # a store whose files were removed is refused, not started empty
         server, module = bundled_binaries()[0], resolve_module(self.module)
         data = self.paths.data_dir
         data.mkdir(parents=True, exist_ok=True)
@@ -238,7 +240,9 @@ class EmbeddedFalkorDB:
         if pid is not None and self._wait_ready(pid):
             self.paths.module_file.write_text(module + "\n")
             log.info("FalkorDB ready (pid %s, socket %s, module %s)", pid, self.paths.socket, module)
+            warn_if_truncated(self.paths)
             return
+        refuse_load_failure(self.paths)
         tail = ""
         if self.paths.log_file.exists():
             tail = " | ".join(self.paths.log_file.read_text(errors="replace").strip().splitlines()[-3:])

@@ -18,6 +18,7 @@ from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
 from neoweave.errors import NeoweaveError, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
+from neoweave.store.falkordb_damage import check_graph, record_graph
 from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import check_keys, decode_reply, graph_module_version, params_header
@@ -66,6 +67,7 @@ class FalkorDBStore(GraphStore):
         if self.server is not None:
             socket = self.server.ensure_running()
             self._db = FalkorDB(unix_socket_path=socket)
+            check_graph(self.server.paths, self._db.connection, self.graph_name)  # files removed: refused
         else:
             self._db = FalkorDB(host=self.host or "localhost", port=self.port)
         self._graph = self._db.select_graph(self.graph_name)
@@ -278,6 +280,8 @@ class FalkorDBStore(GraphStore):
 
     def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
         created = super().apply_schema(embedding_model, dimension)
+        if self.server is not None:  # the data directory now holds this graph: its files going is refused
+            record_graph(self.server.paths, self.graph_name)
         recreated = self._sync_hnsw_options(dimension)
         if created or recreated:  # an index built over existing nodes serves partial results until it is done
             self._await_indexes(self._graph_handle())
