@@ -2,6 +2,10 @@
 # Everything CI checks: setup, ruff, Neo4j's Cypher linter over every statement, and the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--long" ]; then  # also the checks that take minutes (LLM lines of the docs, ...)
+  shift
+  export NEOWEAVE_TEST_LONG=1
+fi
 bash scripts/setup.sh --local-llm --dev  # the tests answer with the local model; test tools, LangChain, linter
 if ! command -v chromium >/dev/null; then  # the web page's browser test drives Debian's chromium
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
