@@ -33,6 +33,10 @@ def absolute_path(path: Path) -> Path:
 class StoreSettings(_Section):
     backend: Literal["falkordb", "neo4j"] = "falkordb"
     batch_size: int = Field(500, ge=1, le=100_000, description="rows per UNWIND $rows write")
+    read_timeout: float = Field(
+        30.0, ge=0, description="seconds of store time one reader's request may take (a typed Cypher query, a "
+        "retrieval, an answer's or explanation's reads, an MCP tool call), stopped in the store past it with an "
+        "error naming this limit; 0 = no limit. Writes (ingest, enrich, sync) are not bounded by it")
 
 
 class FalkorDBSettings(_Section):
@@ -169,6 +173,7 @@ class Settings(_Section):
 ENV_OVERRIDES: tuple[tuple[str, str, str], ...] = (
     ("NEOWEAVE_STORE", "store", "backend"),
     ("NEOWEAVE_BATCH_SIZE", "store", "batch_size"),
+    ("NEOWEAVE_READ_TIMEOUT", "store", "read_timeout"),
     ("NEOWEAVE_DATA_DIR", "falkordb", "data_dir"),
     ("NEOWEAVE_GRAPH", "falkordb", "graph"),
     ("NEOWEAVE_EF_RUNTIME", "falkordb", "ef_runtime"),

@@ -33,3 +33,7 @@ class StatementError(NeoweaveError):
 
 class ReadOnlyViolation(NeoweaveError):
     """A write was attempted where only reads are allowed."""
+
+
+class ReadTimeout(NeoweaveError):
+    """A read served to a person or client ran past the read time limit (`store.read_timeout`) and was stopped."""

@@ -18,6 +18,7 @@ from neoweave.cypher.registry import Statement
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION, GraphSchema
 from neoweave.graph_schema.render import Backend, DdlStep
+from neoweave.store.read_limit import bounded_read
 from neoweave.store.values import (
     META_ID,
     Counts,
@@ -173,8 +174,14 @@ class GraphStore(ABC):
 
     # -- execution -------------------------------------------------------------------------------
     @abstractmethod
-    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
-        """Run one Cypher statement; rows as dicts of plain Python values."""
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool, timeout: float | None = None
+                 ) -> list[dict[str, Any]]:
+        """Run one Cypher statement; rows as dicts of plain Python values. `timeout`: seconds the store may run
+        a read before stopping it (`ReadTimeout`); None: no limit."""
+
+    def _read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One read statement, bounded by the budget of the request it serves (`store.read_limit`), if any."""
+        return bounded_read(lambda timeout: self._execute(cypher, params, write=False, timeout=timeout))
 
     def statement(self, name: str) -> Statement:
         return registry.load(name, self.backend)
@@ -192,7 +199,7 @@ class GraphStore(ABC):
         statement, params = self._checked(name, params)
         if not write:
             self.note_statement(name)
-            return self._execute(statement.text, params, write=False)
+            return self._read(statement.text, params)
         self.check_writable(f"statement {name}")
         with self.writing():
             self._before_write()
@@ -215,7 +222,7 @@ class GraphStore(ABC):
             raise ReadOnlyViolation("this query writes to the graph; queries are read-only by default",
                                     hint="pass --write (CLI) or write=True to allow it")
         if not write:
-            return self._execute(cypher, dict(params or {}), write=False)
+            return self._read(cypher, dict(params or {}))
         self.check_writable("a writing query")
         with self.writing():
             self._before_write()

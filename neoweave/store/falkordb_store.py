@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -15,7 +16,7 @@ import redis
 from falkordb import FalkorDB
 
 from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
-from neoweave.errors import NeoweaveError, StoreUnavailable
+from neoweave.errors import NeoweaveError, ReadTimeout, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_damage import check_graph, record_graph
@@ -175,21 +176,21 @@ class FalkorDBStore(GraphStore):
                 sent += len(values["rows"])
         return sent
 
-    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool,
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool, timeout: float | None = None,
                  header: str | None = None) -> list[dict[str, Any]]:
-        """`header`: the parameters already formatted and their keys checked (`write_batches`)."""
+        """`header`: the parameters already formatted and their keys checked (`write_batches`). `timeout`: a read
+        is sent with FalkorDB's own per-query limit (whole milliseconds), which stops it in the server."""
         if write and header is None:
             check_keys(params)
 
         searches_vectors = _VECTOR_QUERY in cypher
+        limit = ["timeout", max(1, math.ceil(timeout * 1000))] if timeout is not None and not write else []
 
         def action(graph: Any) -> list[dict[str, Any]]:
             text = (params_header(params) if header is None else header) + cypher
             command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
-            if searches_vectors:
-                with self._search_gate:
-                    return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact"))
-            return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact"))
+            with self._search_gate if searches_vectors else contextlib.nullcontext():
+                return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact", *limit))
 
         try:
             return self._with_reconnect(action)
@@ -199,7 +200,9 @@ class FalkorDBStore(GraphStore):
                 # The graph does not exist yet. A trivial write creates it empty, then the read runs
                 # read-only as asked (so syntax errors and write attempts are still reported).
                 self._with_reconnect(lambda graph: graph.query(self.statement("ping").text))
-                return self._execute(cypher, params, write=write)
+                return self._execute(cypher, params, write=write, timeout=timeout)
+            if limit and message == "Query timed out":  # FalkorDB stopped it at its `timeout` argument
+                raise ReadTimeout(f"FalkorDB stopped the query at its {limit[1]} ms limit") from exc
             if not write and "Invalid arguments for procedure 'db.idx." in message and self._await_indexes(
                     self._graph_handle(), expect_vectors=True):
                 # another process or thread is rebuilding the index this search reads (after an enrich

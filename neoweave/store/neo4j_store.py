@@ -11,7 +11,7 @@ import neo4j
 from neo4j import GraphDatabase
 from neo4j import exceptions as neo4j_errors
 
-from neoweave.errors import NeoweaveError, ReadOnlyViolation, StoreUnavailable
+from neoweave.errors import NeoweaveError, ReadOnlyViolation, ReadTimeout, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.values import strip_vectors
@@ -66,11 +66,15 @@ class Neo4jStore(GraphStore):
                                    hint="is the server up? see docker/README.md") from exc
         self._verified = True
 
-    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool) -> list[dict[str, Any]]:
+    def _execute(self, cypher: str, params: Mapping[str, Any], *, write: bool, timeout: float | None = None
+                 ) -> list[dict[str, Any]]:
+        """`timeout`: a read runs in a transaction with that timeout, which the server stops (terminates) at it."""
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             result = tx.run(cypher, dict(params))
             return [{k: _plain(v) for k, v in record.items()} for record in result]
 
+        if timeout is not None and not write:
+            work = neo4j.unit_of_work(timeout=timeout)(work)
         self._verify()
         try:
             with self._driver.session(database=self.database) as session:
@@ -82,6 +86,8 @@ class Neo4jStore(GraphStore):
             raise StoreUnavailable(f"Neo4j at {self.uri} refused the credentials",
                                    hint="set NEOWEAVE_NEO4J_USER / NEOWEAVE_NEO4J_PASSWORD") from exc
         except neo4j_errors.ClientError as exc:
+            if timeout is not None and not write and exc.code and "TransactionTimedOut" in exc.code:
+                raise ReadTimeout(f"Neo4j stopped the query at its {timeout:g} s transaction timeout") from exc
             if exc.code and "AccessMode" in exc.code:
                 raise ReadOnlyViolation("this query writes to the graph but was run read-only",
                                         hint="pass --write (CLI) or write=True") from exc
