@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from neoweave.enrich.base import EnrichReport
+from neoweave.ingest.link_contexts import carry_link_contexts
 from neoweave.nlp.names import entity_key, normalize, title_variants
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
 
 # Rule priority: a name matched by a better rule ignores weaker matches.
@@ -134,8 +136,9 @@ def update_homes(store: GraphStore, report: EnrichReport, index: TitleIndex | No
 
 
 def update_inferred_links(store: GraphStore, report: EnrichReport, *, max_links: int = 30, batch: int = 200,
-                          progress: bool = True) -> None:
-    """Recompute the inferred links of every pending section (one unit per batch of sections)."""
+                          progress: bool = True, embedder: TextEmbedder | None = None) -> None:
+    """Recompute the inferred links of every pending section (one unit per batch of sections, the links' context
+    embeddings in it: `embedder` embeds those of new or changed links, an unchanged link keeps its own)."""
     total = int(store.run("kg_count_pending_sections")[0]["pending"] or 0) if progress else None
     bar = tqdm(total=total, desc="inferred links", unit="section", disable=not progress)
     now = now_iso()
@@ -155,11 +158,18 @@ def update_inferred_links(store: GraphStore, report: EnrichReport, *, max_links:
             links.append({"source_id": row["source_id"], "target_id": row["target_id"], "order": -len(targets),
                           "text": row["name"], "context": row["context"], "entity_id": row["entity_id"],
                           "chunk_id": row["chunk_id"]})
-        with store.unit() as unit:
-            unit.run("kg_replace_inferred_links", {"section_ids": section_ids})
+        stored = store.run("section_links_out", {"section_ids": section_ids})
+        authored = {(row["source_id"], row["target_id"]) for row in stored if row["method"] == "authored"}
+        links = [link for link in links if (link["source_id"], link["target_id"]) not in authored]
+        stale, embeddings = carry_link_contexts([row for row in stored if row["method"] == "inferred"], links,
+                                                embedder)
+        with store.unit() as unit:  # links change with their context embeddings: none is ever seen without
+            unit.run_batches("delete_links", stale)
             unit.run_batches("kg_create_inferred_links", links, {"now": now})
+            unit.run_batches("set_link_context_embeddings", embeddings)
             unit.run("kg_clear_sections_pending", {"section_ids": section_ids})
         report.count("inferred_links", len(links))
+        report.count("link_contexts_embedded", len(embeddings))
         report.count("sections_relinked", len(section_ids))
         bar.update(len(section_ids))
     bar.close()

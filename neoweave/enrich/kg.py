@@ -200,7 +200,8 @@ class KnowledgeGraphStep(EnrichStep):
             homes.update_homes(store, report, index, entity_ids=None if keys is None else scope.entity_ids,
                                keys=keys)
         with phase(report, "inferred_links"):
-            homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress)
+            homes.update_inferred_links(store, report, max_links=self.max_inferred_links, progress=ctx.progress,
+                                        embedder=ctx.embedder)
         if ctx.embedder is not None:
             with phase(report, "link_contexts"):  # retrieval ranks inferred links by them and only reads
                 report.count("link_contexts_embedded",

@@ -1,7 +1,10 @@
 """Link-context embeddings on LINKS_TO edges: what LARAG compares the question and target chunks with.
 
-Ingest embeds the contexts of the links it resolves, and `enrich kg` those of the links it infers
-(`embed_all_link_contexts`, in batches, every one still missing): retrieval only reads them.
+Ingest, `delete` and `sync` embed the contexts of the links they resolve, and `enrich kg` those of the links it
+infers, in the write unit that creates them (`carry_link_contexts`): a reader never meets a link without its
+context embedding, and a link that comes back unchanged keeps the one it has (deleting a link target re-resolves
+the documents linking to it, and needs no model). `embed_all_link_contexts` embeds every one still missing (graphs
+from before). Retrieval only reads them, and skips a link without one.
 """
 
 from __future__ import annotations
@@ -21,6 +24,33 @@ def link_embedding_rows(missing: Sequence[dict[str, Any]], embedder: TextEmbedde
     vectors = embedder.embed([row["context"] or "" for row in missing])
     return [{"source_id": r["source_id"], "target_id": r["target_id"], "order": r["order"], "embedding": v}
             for r, v in zip(missing, vectors, strict=True)]
+
+
+LinkKey = tuple[str, Any, str]
+"""A link by its source section, order and target section (`set_link_context_embeddings` matches on them)."""
+
+
+def _key(row: dict[str, Any]) -> LinkKey:
+    return row["source_id"], row["order"], row["target_id"]
+
+
+def carry_link_contexts(stored: Sequence[dict[str, Any]], links: Sequence[dict[str, Any]],
+                        embedder: TextEmbedder | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What replacing the `stored` links (rows of `document_authored_links` or `section_inferred_links`) by
+    `links` (rows to MERGE, with `context`) takes, in one write unit: the stored links to delete (`delete_links`
+    rows: `links` no longer holds them), and the context embeddings to set (`set_link_context_embeddings` rows:
+    every link that is new, points elsewhere, has another context, or had none). A link that comes back with its
+    context keeps its embedding and costs no model call. Without an `embedder` nothing is embedded (a caller
+    that embeds afterwards; retrieval skips the links meanwhile)."""
+    wanted = {_key(row): row for row in links}
+    kept = {_key(row) for row in stored if row["embedded"] and _key(row) in wanted
+            and (wanted[_key(row)]["context"] or "") == (row["context"] or "")}
+    stale = [{"source_id": s, "order": o, "target_id": t} for s, o, t in dict.fromkeys(map(_key, stored))
+             if (s, o, t) not in wanted]
+    todo = [row for key, row in wanted.items() if key not in kept]
+    if embedder is None or not todo:
+        return stale, []
+    return stale, link_embedding_rows(todo, embedder)
 
 
 def embed_all_link_contexts(store: GraphStore, embedder: TextEmbedder, *, batch_size: int = 1024,

@@ -161,7 +161,7 @@ class Ingestor:
         self.store = store
         self.embedder = embedder
         self.options = options or IngestOptions()
-        self.writer = GraphWriter(store)
+        self.writer = GraphWriter(store, embedder)
 
     def _hash_settings(self) -> dict[str, dict]:
         settings = {}
@@ -264,9 +264,9 @@ class Ingestor:
         wrote = report.documents_new + report.documents_changed
         links = self.writer.resolve_links(retry_unresolved=wrote > 0)
         self._add_links(report, links)
-        # retrieval only reads: the contexts LARAG and ppr rank links by are embedded here, once
-        report.link_contexts_embedded = embed_all_link_contexts(self.store, self.embedder,
-                                                                progress=self.options.progress)
+        # resolution embedded the contexts of the links it made; any still missing (older graphs) are embedded here
+        report.link_contexts_embedded += embed_all_link_contexts(self.store, self.embedder,
+                                                                 progress=self.options.progress)
         if report.documents_changed and self.refresh_indexes:  # rewritten chunks and forgotten entity facts
             self.store.refresh_vector_indexes(("Chunk", "Entity"))  # (see refresh_vector_indexes)
         report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
@@ -278,6 +278,7 @@ class Ingestor:
         report.links_resolved += links.resolved
         report.links_unresolved += links.unresolved
         report.self_links += links.self_links
+        report.link_contexts_embedded += links.contexts_embedded
 
     def _batches(self, parsed: queue.Queue, report: IngestReport, progress: _Progress
                  ) -> Iterator[tuple[list[Document], set[str]]]:

@@ -247,7 +247,7 @@ def sync(store: GraphStore, embedder: TextEmbedder, path: str | Path, options: I
         if report.deleted and not dry_run:
             log.info("sync %s: deleting %d documents no longer there", where, len(report.deleted))
             refresh = True
-            GraphWriter(store).delete_documents([doc.id for doc in report.deleted], refresh_indexes=False)
+            GraphWriter(store, embedder).delete_documents([doc.id for doc in report.deleted], refresh_indexes=False)
     finally:
         if refresh:  # once for the updates and the deletions
             store.refresh_vector_indexes(("Chunk", "Entity"))

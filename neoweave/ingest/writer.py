@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from neoweave.ingest.documents import Document
+from neoweave.ingest.link_contexts import carry_link_contexts
+from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore
 from neoweave.store.provenance import counted_by, forget_chunks, forget_unused
 from neoweave.store.values import now_iso
@@ -98,11 +100,16 @@ class LinkReport:
     resolved: int = 0
     unresolved: int = 0
     self_links: int = 0
+    contexts_embedded: int = 0
+    """Links whose context was embedded as they were resolved (new or changed; the others kept theirs)."""
 
 
 class GraphWriter:
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, embedder: TextEmbedder | None = None) -> None:
+        """`embedder` embeds the contexts of the links resolution creates, in the unit that creates them (without
+        one they wait for `embed_all_link_contexts`, and retrieval skips them meanwhile)."""
         self.store = store
+        self.embedder = embedder
 
     def stored_hashes(self, ids: Iterable[str]) -> dict[str, str]:
         rows = self.store.run("document_hashes", {"ids": list(ids)})
@@ -176,15 +183,19 @@ class GraphWriter:
                 unresolved_rows.append({"section_id": row["section_id"],
                                         "unresolved_links_json": json.dumps(unresolved, ensure_ascii=False)
                                         if unresolved else None})
-        with self.store.unit() as unit:
-            unit.run("delete_document_authored_links", {"doc_ids": doc_ids})
+        stored = self.store.run("document_authored_links", {"doc_ids": doc_ids})
+        stale, embeddings = carry_link_contexts(stored, link_rows, self.embedder)
+        with self.store.unit() as unit:  # links change with their context embeddings: none is ever seen without
+            unit.run_batches("delete_links", stale)
             unit.run_batches("create_links", link_rows)
+            unit.run_batches("set_link_context_embeddings", embeddings)
             if unresolved_rows:
                 unit.run("set_unresolved_links", {"rows": unresolved_rows})
             unit.run("finish_link_resolution", {"rows": [
                 {"doc_id": doc_id, "resolved": counts[0], "unresolved": counts[1]}
                 for doc_id, counts in per_doc.items()]})
         report.documents += len(doc_ids)
+        report.contexts_embedded += len(embeddings)
         report.resolved += sum(c[0] for c in per_doc.values())
         report.unresolved += sum(c[1] for c in per_doc.values())
 

@@ -71,7 +71,7 @@ class KnowledgeBase(KnowledgeBaseCore):
         from neoweave.ingest import delete_documents
 
         with self._writing("delete"):
-            return delete_documents(self.store, key)
+            return delete_documents(self.store, key, self.embedder)
 
     def sync(self, path: str | Path, *, dry_run: bool = False, allow_empty: bool = False, progress: bool = False,
              **options: Any) -> SyncReport:
