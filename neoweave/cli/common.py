@@ -35,8 +35,14 @@ class _State:
 state = _State()
 
 
-def settings() -> Settings:
-    return load_settings(state.config, overrides={"store": {"backend": state.store},
+TIMEOUT_HELP = ("seconds of store time a read may take (a query, a retrieval) before it is stopped; default: "
+                "store.read_timeout (30); 0: no limit")
+"""`--timeout` of the commands that serve reads (`cypher`, `serve`, `mcp`)."""
+
+
+def settings(*, read_timeout: float | None = None) -> Settings:
+    """The settings the global options name; `read_timeout` (a command's `--timeout`) overrides store.read_timeout."""
+    return load_settings(state.config, overrides={"store": {"backend": state.store, "read_timeout": read_timeout},
                                                   "falkordb": {"data_dir": state.data_dir}})
 
 
@@ -53,11 +59,11 @@ def _global(
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
-def knowledge_base(*, read_only: bool = False):
+def knowledge_base(*, read_only: bool = False, read_timeout: float | None = None):
     """The knowledge base these options name (a context manager): every command goes through it."""
     from neoweave.kb import KnowledgeBase
 
-    return KnowledgeBase(settings(), read_only=read_only)
+    return KnowledgeBase(settings(read_timeout=read_timeout), read_only=read_only)
 
 
 WALK_INDEX_BEHIND = ("walk index: behind the graph (ppr and kg read the store until `neoweave enrich kg` or "

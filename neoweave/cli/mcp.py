@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from neoweave.cli.common import app, err_console, settings
+from neoweave.cli.common import TIMEOUT_HELP, app, err_console, settings
 from neoweave.cli.serve import INSECURE_HELP, TOKEN_HELP, public_host_warning
 from neoweave.errors import NeoweaveError
 from neoweave.kb.limits import Limits
@@ -33,6 +33,7 @@ def mcp_server(
     token: Annotated[str | None, typer.Option("--token", envvar="NEOWEAVE_TOKEN", help="--http: " + TOKEN_HELP,
                                               show_envvar=True)] = None,
     insecure: Annotated[bool, typer.Option("--insecure", help="--http: " + INSECURE_HELP)] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", help=TIMEOUT_HELP, show_default=False)] = None,
 ) -> None:
     """Serve the graph to MCP clients (desktop assistants, IDEs): tools to retrieve, explain and answer with any
     strategy, to read entities, communities and documents, and read-only Cypher; the schema and saved queries as
@@ -60,7 +61,7 @@ def mcp_server(
         err_console.print(warning)
     limits = Limits(max_question_chars=max_question_chars, max_k=max_k, max_rows=max_rows)
     started = time.perf_counter()
-    with KnowledgeBase(settings(), limits=limits, read_only=True) as kb:
+    with KnowledgeBase(settings(read_timeout=timeout), limits=limits, read_only=True) as kb:
         # over stdio, stdout is the protocol's: whatever a library prints while the models load goes to stderr
         with contextlib.redirect_stdout(sys.stderr):
             err_console.print("starting the graph store ...")

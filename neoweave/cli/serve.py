@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from neoweave.cli.common import app, console, settings
+from neoweave.cli.common import TIMEOUT_HELP, app, console, settings
 from neoweave.errors import NeoweaveError
 from neoweave.server.auth import LOCAL_HOSTS, require_token_for
 
@@ -40,6 +40,7 @@ def serve(
     token: Annotated[str | None, typer.Option("--token", envvar="NEOWEAVE_TOKEN", help=TOKEN_HELP,
                                               show_envvar=True)] = None,
     insecure: Annotated[bool, typer.Option("--insecure", help=INSECURE_HELP)] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", help=TIMEOUT_HELP, show_default=False)] = None,
 ) -> None:
     """Serve /query, /answer, /explain, /view, /status and a web page that compares strategies side by side
     (read-only; OpenAPI at /docs). While it runs, `neoweave query` and `explain` for this graph use it."""
@@ -61,7 +62,7 @@ def serve(
     require_token_for(host, token, insecure=insecure, command="serve")
     if warning := public_host_warning(host, token):
         console.print(warning)
-    cfg = settings()
+    cfg = settings(read_timeout=timeout)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("neoweave").setLevel(logging.INFO)  # each request's line (the CLI's default is warnings)
     limits = Limits(max_question_chars=max_question_chars, max_k=max_k)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import (
+    TIMEOUT_HELP,
     WALK_INDEX_BEHIND,
     app,
     console,
@@ -186,8 +187,9 @@ def cypher(
     file: Annotated[str | None, typer.Option("--file", "-f", help="run a .cypher file, or a saved query by name "
                                              "(see --list)")] = None,
     list_saved: Annotated[bool, typer.Option("--list", help="list the saved queries (cypher/explore)")] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", help=TIMEOUT_HELP, show_default=False)] = None,
 ) -> None:
-    """Run a Cypher query against the graph and print the rows."""
+    """Run a Cypher query against the graph and print the rows (a read is stopped at the read limit)."""
     from neoweave.cypher.registry import explore_names, explore_query
 
     if list_saved:
@@ -202,7 +204,7 @@ def cypher(
                             hint="saved queries: neoweave cypher --list")
     if file is not None:
         query = _query_file(file, params)
-    with knowledge_base(read_only=not write) as kb:
+    with knowledge_base(read_only=not write, read_timeout=timeout) as kb:
         rows = kb.cypher(query, params, write=write)
         if write:
             say_if_walk_index_behind(kb)

@@ -7,7 +7,7 @@ keeps each file to one concern.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Self
 
 from neoweave.config import Settings
@@ -18,6 +18,7 @@ from neoweave.kb.parts import Parts
 if TYPE_CHECKING:
     from neoweave.protocols import LLMClient, TextEmbedder
     from neoweave.store.base import GraphStore
+    from neoweave.store.read_limit import ReadBudget
 
 
 class KnowledgeBaseCore:
@@ -88,6 +89,15 @@ class KnowledgeBaseCore:
             self.store.check_meta(self.settings.embedding.model, dimension)
             self._checked = True
         return meta
+
+    # -- the read limit -----------------------------------------------------------------------------
+    def reading(self, what: str) -> AbstractContextManager[ReadBudget | None]:
+        """Bound a reader's request (`what`, as its error names it: "the query", "the retrieval") by the read
+        limit: `store.read_timeout` seconds of store time, each statement stopped in the store at what is left
+        (`neoweave.store.read_limit`). The verbs that serve readers use it; front ends may wrap a call of their own."""
+        from neoweave.store.read_limit import read_limit
+
+        return read_limit(self.settings.store.read_timeout, what)
 
     # -- the write guard ----------------------------------------------------------------------------
     @contextmanager

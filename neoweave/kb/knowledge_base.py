@@ -161,7 +161,8 @@ class KnowledgeBase(KnowledgeBaseCore):
         question = self.limits.question(question)
         chosen = self._build(strategy, self.request(strategy, k, {**(parameters or {}), **more}))
         self.check_graph()
-        return chosen.retrieve(question)
+        with self.reading("the retrieval"):
+            return chosen.retrieve(question)
 
     def answer(self, question: str, strategy: str = "naive", k: int | None = None, *, prompt: str = "short_answer",
                max_tokens: int | None = None, cite: bool = True, parameters: Mapping[str, Any] | None = None,
@@ -171,7 +172,8 @@ class KnowledgeBase(KnowledgeBaseCore):
         from neoweave.query.answer import answer
 
         question, chosen = self._answering(question, strategy, k, prompt, {**(parameters or {}), **more})
-        return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens, cite=cite)
+        with self.reading("the retrieval"):  # store time only: the model's time is bounded by llm.timeout
+            return answer(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens, cite=cite)
 
     def answer_stream(self, question: str, strategy: str = "naive", k: int | None = None, *,
                       prompt: str = "short_answer", max_tokens: int | None = None, cite: bool = True,
@@ -179,10 +181,13 @@ class KnowledgeBase(KnowledgeBaseCore):
         """`answer`, step by step (`neoweave.query.answer.AnswerEvent`): the retrieval, the text as the model
         writes it, then the answer with its citations. The request is checked before the first event."""
         from neoweave.query.answer import answer_stream
+        from neoweave.store.read_limit import bounded_iterator
 
         question, chosen = self._answering(question, strategy, k, prompt, {**(parameters or {}), **more})
-        return answer_stream(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens,
-                             cite=cite)
+        events = answer_stream(question, strategy=chosen, llm=self.llm, prompt=prompt, max_tokens=max_tokens,
+                               cite=cite)
+        with self.reading("the retrieval") as budget:  # made here, applied to each step as the reader resumes it
+            return bounded_iterator(budget, events)
 
     def _answering(self, question: str, strategy: str, k: int | None, prompt: str, given: Mapping[str, Any]
                    ) -> tuple[str, Strategy]:
@@ -203,11 +208,12 @@ class KnowledgeBase(KnowledgeBaseCore):
         from neoweave.audit import explain
 
         given = {**(parameters or {}), **more}
-        if answer:
-            answered = self.answer(question, strategy, k, prompt=prompt, parameters=given)
-            return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents,
-                           citations=answered.citation_rows())
-        return explain(self.retrieve(question, strategy, k, parameters=given), self.store, documents=documents)
+        with self.reading("the explanation"):  # one budget for its retrieval (and answer) and its own reads
+            if answer:
+                answered = self.answer(question, strategy, k, prompt=prompt, parameters=given)
+                return explain(answered.retrieval, self.store, answer=answered.answer, documents=documents,
+                               citations=answered.citation_rows())
+            return explain(self.retrieve(question, strategy, k, parameters=given), self.store, documents=documents)
 
     def check(self) -> list[dict[str, Any]]:
         """The graph's invariants (`cypher/explore/integrity_checks.cypher`): one row per check with how many
@@ -218,9 +224,11 @@ class KnowledgeBase(KnowledgeBaseCore):
 
     def cypher(self, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
                ) -> list[dict[str, Any]]:
-        """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`."""
+        """Rows of a Cypher query typed by a person: refused if it writes, unless `write=True`. A read is stopped
+        at the read limit (`store.read_timeout`); a write is not bounded."""
         if not write:
-            return self.store.query(text, params)
+            with self.reading("the query"):
+                return self.store.query(text, params)
         from neoweave.enrich.kg_changes import forget
 
         with self._writing("a writing Cypher query"):

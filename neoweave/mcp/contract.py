@@ -149,8 +149,8 @@ def descriptions(kb: KnowledgeBase) -> dict[str, str]:
         "cypher": (
             "Run a read-only Cypher query (common Cypher; FalkorDB or Neo4j) with $parameters; rows come back as "
             f"JSON, at most {kb.limits.max_rows} (`truncated` says when more matched), vectors left out. A query "
-            "that writes is refused. The graph schema and saved queries are resources (neoweave://schema, "
-            "neoweave://queries)."),
+            f"that writes is refused{_read_limit(kb)}. The graph schema and saved queries are resources "
+            "(neoweave://schema, neoweave://queries)."),
         "entity": (
             "An entity by id (group:key, e.g. person:lothair ii) or name: type, description, aliases, home "
             "sections, the chunks that mention it (with the surface form and its context) and its strongest "
@@ -167,6 +167,12 @@ def descriptions(kb: KnowledgeBase) -> dict[str, str]:
             "the enrich steps that have run, community levels, the request limits, and whether answers can be "
             "asked for."),
     }
+
+
+def _read_limit(kb: KnowledgeBase) -> str:
+    """The cypher tool's time bound, as its description says it ("" without one)."""
+    seconds = kb.settings.store.read_timeout
+    return f", and one that runs longer than {seconds:g} s is stopped (the read limit, `--timeout`)" if seconds else ""
 
 
 def strategy_lines(catalog: list[dict[str, Any]]) -> str:
@@ -269,18 +275,18 @@ def cypher(kb: KnowledgeBase, query: str, parameters: Mapping[str, Any] | None =
 
 def entity(kb: KnowledgeBase, name: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     limit = bounded(kb, "limit", limit)
-    with argument("name"):
+    with argument("name"), kb.reading("the entity's reads"):
         return views.entity_data(kb, name, limit)
 
 
 def community(kb: KnowledgeBase, id: str, limit: int = DEFAULT_LIMIT * 5) -> dict[str, Any]:
     limit = bounded(kb, "limit", limit)
-    with argument("id"):
+    with argument("id"), kb.reading("the community's reads"):
         return views.community_data(kb, id, limit)
 
 
 def document(kb: KnowledgeBase, id: str) -> dict[str, Any]:
-    with argument("id"):
+    with argument("id"), kb.reading("the document's reads"):
         return views.document_data(kb, id)
 
 

@@ -149,7 +149,7 @@ def status_data(kb: KnowledgeBase) -> dict[str, Any]:
     data["enrich"] = enrich_state(kb)
     if data["nodes"].get("Community"):
         data["community_levels"] = store.run("community_levels")
-    data["limits"] = dataclasses.asdict(kb.limits)
+    data["limits"] = {**dataclasses.asdict(kb.limits), "read_timeout": kb.settings.store.read_timeout}
     why = llm_unready(kb)
     data["llm"] = {"provider": kb.settings.llm.provider, "model": kb.settings.llm.model, "ready": why is None,
                    "why_not": why}

@@ -12,7 +12,8 @@
 Read-only: no endpoint ingests, enriches or runs Cypher, and the knowledge base behind it is opened read-only.
 One knowledge base serves every request (the embedder serialises its own calls; the LLM gateway starts on the
 first request that needs it). Requests are bounded by the body size here and by the knowledge base's limits
-(question length, k, every other integer parameter), the same limits as the command line's.
+(question length, k, every other integer parameter), the same limits as the command line's, and in time by the
+read limit (`store.read_timeout`: a request past it is a 504 naming the limit).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from neoweave.errors import NeoweaveError
+from neoweave.errors import NeoweaveError, ReadTimeout
 from neoweave.kb import KnowledgeBase
 
 if TYPE_CHECKING:
@@ -92,6 +93,12 @@ def create_app(kb: KnowledgeBase, *, max_body_bytes: int = MAX_BODY_BYTES, token
     @app.exception_handler(NeoweaveError)
     async def neoweave_error(_request: Request, exc: NeoweaveError):
         return JSONResponse({"error": exc.message, "hint": exc.hint}, status_code=400)
+
+    @app.exception_handler(ReadTimeout)
+    async def read_timeout(_request: Request, exc: ReadTimeout):
+        """A request whose graph reads ran past the read limit (`store.read_timeout`, `serve --timeout`): 504, the
+        store having stopped them (a well-formed request, so not a 400; the server is not overloaded, so not 503)."""
+        return JSONResponse({"error": exc.message, "hint": exc.hint}, status_code=504)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_request: Request, exc: RequestValidationError):
