@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from conftest import NEO4J_SKIP_REASON, NEO4J_URI, running_server
+from conftest import NEO4J_SKIP_REASON, NEO4J_URI, ScriptedClient, running_server
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from neoweave.config import Settings, load_settings
@@ -118,13 +118,18 @@ def test_every_read_is_bounded_but_no_write(graph, embedder):
 def test_a_retrieval_past_its_limit_ends_with_the_error(graph, embedder, limited):
     statements = limited.retrieve(QUESTION, "larag", 3).trace.statements
     assert len(statements) >= 2  # so a budget spent by the first statement stops the next one
-    with KnowledgeBase(graph.settings(1e-6), embedder=embedder, read_only=True) as kb:
+    with KnowledgeBase(graph.settings(1e-6), embedder=embedder, llm=ScriptedClient(), read_only=True) as kb:
         with pytest.raises(ReadTimeout) as stopped:
             kb.retrieve(QUESTION, "larag", 3)
         assert stopped.value.message == ("the retrieval ran longer than the 1e-06 s read limit "
                                          "(store.read_timeout / --timeout)")
         with pytest.raises(ReadTimeout, match="the explanation ran longer"):
             kb.explain(QUESTION, "larag", 3)
+        with pytest.raises(ReadTimeout, match="the retrieval ran longer"):  # before the model is asked anything
+            kb.answer(QUESTION, "larag", 3)
+        events = kb.answer_stream(QUESTION, "larag", 3)  # a stream runs as it is read: each step under the budget
+        with pytest.raises(ReadTimeout, match="the retrieval ran longer"):
+            next(events)
         assert _answers_at_once(kb) > 1200  # the next request has a budget of its own
 
 
