@@ -273,7 +273,12 @@ def test_check_judges_an_answer_in_sentences_sentence_by_sentence():
     text, check = check_citations(TOUR, reply, passages(*TOUR_PASSAGES), short=False)
     assert text == ("Maximum Overdrive was written and directed by Stephen King [3]. It was shot in or around "
                     "Leland, a town in Brunswick County [1]. Its trucks come alive.")  # no passage holds the last
-    assert (check.added, check.dropped) == ([3], [2]) and set(check.why) == {1, 3}
+    assert (check.added, check.dropped) == ([3], [2]) and check.why == {
+        3: "supports a sentence no cited passage supports", 1: "supports a sentence it is cited for"}
+    covering = ("Maximum Overdrive was directed by Stephen King. It was shot in or around Leland, North Carolina. "
+                "[4][1]")  # markers after a paragraph cover its sentences: each needs a passage that supports it
+    assert check_citations(TOUR, covering, passages(*TOUR_PASSAGES), short=False)[0] == covering.replace(
+        "[4][1]", "[1][3]")
     nothing = "Its trucks come alive [4]."  # no passage supports it: the model's citation is not taken away
     assert check_citations(TOUR, nothing, passages(*TOUR_PASSAGES), short=False)[0] == nothing
     assert check_citations(TOUR, "Stephen King", passages(*TOUR_PASSAGES), short=True) == ("Stephen King", None)

@@ -13,10 +13,12 @@ possessives and thousands separators folded; stopwords left out).
   other's title) that covers words of the question the chain does not yet cover: the bridge a multi-hop answer
   needs. An answer that adds nothing to the question (yes or no; one of the options the question names) is
   supported by the passages the question names.
-- **An answer in sentences** is judged sentence by sentence (a line of a list is one too): a passage supports a
-  sentence when it holds at least half of the sentence's content words. A sentence keeps the cited passages that
-  support it; when none does (or it cites none), the passage that supports it best is cited, if one does. A
-  sentence of fewer than two content words ("Yes [2].") is no claim to judge: its markers stay.
+- **An answer in sentences** is judged claim by claim, a claim being the sentences (or lines) a citation covers:
+  the one it follows and the uncited ones before it ("A. B [1][2]." cites both for A and B; sentences after the
+  last citation join the claim before them). A passage supports a sentence when it holds at least half of the
+  sentence's content words. A claim keeps the passages it cites that support one of its sentences, and each of
+  its sentences that none of those supports cites the passage that supports it best, if one does. A claim of
+  sentences with fewer than two content words ("Yes [2].") is no claim to judge: its markers stay.
 
 The model's choice still counts: nothing is checked when it cited nothing (it says no passage supports the
 answer), and when the check would leave no citation the model's first one stays. A number that names no
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neoweave.nlp.names import STOPWORDS, title_variants
+from neoweave.nlp.sentences import sentences
 from neoweave.query.base import ContextItem
 from neoweave.query.citations import cited_numbers, rewrite_markers, strip_markers
 
@@ -55,7 +58,7 @@ one) that the chain does not yet cover."""
 MAX_CHAIN = 3
 """Passages a short answer's chain holds at most (the answer's and two links)."""
 MIN_CLAIM_WORDS = 2
-"""A sentence with fewer content words ("Yes.") is no claim to judge: its markers stay."""
+"""A sentence with fewer content words that are words, not numbers ("Yes.", "0.33"), is no claim to judge."""
 
 
 def _plain(text: str) -> str:
@@ -164,14 +167,32 @@ def short_answer_evidence(question: str, answer: str, items: list[ContextItem],
     return chosen
 
 
-def _sentence_evidence(claim: str, passages: list[_Passage], cited: list[int]) -> list[int]:
-    """The numbers a sentence should cite: the cited passages that hold half its content words, else the one that
-    holds the most (when it holds half)."""
-    terms = content_words(claim)
-    shares = [passage.share(terms) for passage in passages]
-    kept = [number for number in cited if shares[number - 1] >= SENTENCE_SHARE]
-    best = max(range(len(passages)), key=lambda index: (shares[index], -index))
-    return kept or ([best + 1] if shares[best] >= SENTENCE_SHARE else [])
+def _claim_sentences(claim: str) -> list[list[str]]:
+    """The content words of each sentence (or line) of a claim that says enough to be judged."""
+    found = []
+    for line in claim.splitlines():
+        for sentence in sentences(line):
+            terms = content_words(sentence)
+            if sum(any(char.isalpha() for char in term) for term in terms) >= MIN_CLAIM_WORDS:
+                found.append(terms)
+    return found
+
+
+def _claim_evidence(claim: str, passages: list[_Passage], cited: list[int]) -> list[int] | None:
+    """The numbers a claim (the sentences a citation covers) should cite: the cited passages that hold half the
+    content words of one of its sentences, then for each sentence none of those supports, the passage that holds
+    the most of it (when it holds half); None when no sentence says enough to be judged."""
+    judged = _claim_sentences(claim)
+    if not judged:
+        return None
+    shares = [[passage.share(terms) for passage in passages] for terms in judged]
+    chosen = [number for number in cited if any(row[number - 1] >= SENTENCE_SHARE for row in shares)]
+    for row in shares:
+        if not any(row[number - 1] >= SENTENCE_SHARE for number in chosen):
+            best = max(range(len(passages)), key=lambda index: (row[index], -index))
+            if row[best] >= SENTENCE_SHARE:
+                chosen.append(best + 1)
+    return chosen
 
 
 def check_citations(question: str, cited_text: str, items: list[ContextItem], *,
@@ -198,12 +219,14 @@ def check_citations(question: str, cited_text: str, items: list[ContextItem], *,
 
         def judged(claim: str, numbers: list[int]) -> list[int]:
             own = [number for number in numbers if 1 <= number <= len(items)]
-            if len(content_words(claim)) < MIN_CLAIM_WORDS:  # "Yes [2]." is no claim to judge
+            chosen = _claim_evidence(claim, passages, own)
+            if chosen is None:  # "Yes [2]." is no claim to judge
                 chosen = own
-                why.update(dict.fromkeys(chosen, "cited by the model"))
+                why.update({number: "cited by the model" for number in own if number not in why})
             else:
-                chosen = _sentence_evidence(claim, passages, own)
-                why.update({number: "supports its sentence" for number in chosen if number not in why})
+                why.update({number: "supports a sentence it is cited for" if number in own else
+                            "supports a sentence no cited passage supports" for number in chosen
+                            if number not in why})
             return [*chosen, *unknown(numbers)]
 
         text = rewrite_markers(cited_text, judged)

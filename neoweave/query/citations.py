@@ -108,9 +108,9 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in _CODE.finditer(text)]
 
 
-def _claim_starts(text: str, code: list[tuple[int, int]]) -> list[int]:
-    """Where each claim of `text` starts (sentences and lines, none inside code); markers written after a
-    sentence's full stop ("... tasks. [2] Then") belong to the sentence they follow."""
+def _sentence_starts(text: str, code: list[tuple[int, int]]) -> list[int]:
+    """Where each sentence or line of `text` starts (none inside code); markers written after a sentence's full
+    stop ("... tasks. [2] Then") belong to the sentence they follow."""
     starts = [0]
     for match in _SENTENCE_BREAK.finditer(text):
         start = match.end()
@@ -124,14 +124,30 @@ def _claim_starts(text: str, code: list[tuple[int, int]]) -> list[int]:
     return starts
 
 
+def _claim_starts(text: str, code: list[tuple[int, int]], markers: list[re.Match[str]]) -> list[int]:
+    """Where each claim of `text` starts: a claim is the sentences up to one that cites (its markers cover the
+    uncited sentences before it: "A. B [1][2]." cites both for A and B); sentences after the last citation join
+    the claim before them."""
+    sentences = _sentence_starts(text, code)
+    starts: list[int] = []
+    cites = False
+    for begin, end in zip(sentences, [*sentences[1:], len(text)], strict=True):
+        if not starts or cites:
+            starts.append(begin)
+        cites = any(begin <= match.start(1) < end for match in markers)
+    if len(starts) > 1 and not any(match.start(1) >= starts[-1] for match in markers):
+        starts.pop()
+    return starts
+
+
 def rewrite_markers(text: str, judge: Callable[[str, list[int]], list[int]], *, by_claim: bool = True) -> str:
     """`text` with the numbers each claim cites replaced by those `judge(claim, numbers)` returns for it (the
     claim without markers, the numbers it cites first-cited first): a number it leaves out is taken out of its
-    marker where the model put it, a new one is written at the claim's end (before its full stop). A claim is a
-    sentence or a line (`by_claim`), else the whole text is one."""
+    marker where the model put it, a new one is written at the claim's end (before its full stop). A claim is
+    the sentences (or lines) a citation covers (`by_claim`: `_claim_starts`), else the whole text is one."""
     code = _code_spans(text)
-    starts = _claim_starts(text, code) if by_claim else [0]
     markers = [match for match in _MARKER.finditer(text) if not any(b <= match.start(1) < e for b, e in code)]
+    starts = _claim_starts(text, code, markers) if by_claim else [0]
     parts: list[str] = []
     for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
         own = [match for match in markers if begin <= match.start(1) < end]
