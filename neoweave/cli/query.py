@@ -112,6 +112,12 @@ def print_result(result, answered, prompt: str) -> None:
         console.print(f"[bold]answer[/bold] ({escape(how)}): {escape(answered.cited_answer or answered.answer)}",
                       highlight=False)
         print_citations(answered.citation_rows())
+        check = answered.citation_check
+        if check is not None and (check.added or check.dropped):
+            console.print("  citations checked: the model cited " + "".join(f"[{n}]" for n in check.model)
+                          + "".join(f"; {verb} " + "".join(f"[{n}]" for n in numbers) for verb, numbers in
+                                    (("added", check.added), ("dropped", check.dropped)) if numbers),
+                          style="dim", highlight=False, markup=False)
         if answered.context_dropped:
             console.print(f"[yellow]note[/yellow]: the last {answered.context_dropped} of {len(result.items)} chunks "
                           "did not fit the model's context window and were left out of the prompt", highlight=False)
