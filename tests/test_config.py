@@ -7,7 +7,7 @@ from neoweave.errors import ConfigError
 def test_defaults_are_the_embedded_store(workdir):
     settings = load_settings(environ={})
     assert settings.store.backend == "falkordb"
-    assert str(settings.falkordb.data_dir) == ".neoweave"
+    assert settings.falkordb.data_dir == (workdir / ".neoweave").resolve()  # absolute from the start
     assert settings.falkordb.ef_runtime == 100
     assert settings.falkordb.ef_construction == 200
     built = load_settings(environ={"NEOWEAVE_EF_CONSTRUCTION": "100"})
