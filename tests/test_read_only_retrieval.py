@@ -56,16 +56,19 @@ def test_every_strategy_retrieves_with_the_write_path_disabled(falkordb_store, e
     assert _snapshot(falkordb_store) == before
 
 
-def test_links_without_a_context_embedding_stop_retrieval_naming_the_step(kb, site):
-    from neoweave.errors import NeoweaveError
-
+def test_links_without_a_context_embedding_are_skipped_and_noted_naming_the_repair(kb, site):
     report = kb.ingest(site, base_url="https://docs.example.org/tiny/")
     assert report.link_contexts_embedded == report.links_resolved == 4  # ingest embeds them: queries only read
     question = "How does the event loop schedule coroutines and callbacks?"
-    assert kb.retrieve(question, "larag", k=1).items
+    linked = kb.retrieve(question, "larag", k=1)
+    assert [item.origin for item in linked.items if item.origin == "link"] and not linked.trace.notes
     kb.cypher("MATCH ()-[l:LINKS_TO]->() SET l.context_embedding = NULL", write=True)  # a graph from before
-    with pytest.raises(NeoweaveError, match="no context embedding") as raised:
-        kb.retrieve(question, "larag", k=1)
-    assert "neoweave ingest" in raised.value.hint
+    skipped = kb.retrieve(question, "larag", k=1)
+    assert [item.origin for item in skipped.items] == ["seed"]  # no link can be ranked: none is followed
+    assert skipped.trace.skipped_links and "neoweave ingest PATH" in skipped.trace.notes[0]
+    assert skipped.trace.notes[0].startswith(f"larag: skipped {len(skipped.trace.skipped_links)} link(s) without "
+                                             "a context embedding")
     assert kb.embed_link_contexts() == 4
-    assert kb.retrieve(question, "larag", k=1).items
+    again = kb.retrieve(question, "larag", k=1)
+    assert [item.chunk_id for item in again.items] == [item.chunk_id for item in linked.items]
+    assert not again.trace.notes

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from neoweave.enrich import kg_changes
-from neoweave.errors import NeoweaveError
 from neoweave.query import strategy
 from neoweave.query.walk_build import build_walk_index
 from neoweave.query.walk_expand import expand
@@ -295,14 +294,29 @@ def test_a_step_that_writes_nothing_the_index_reads_keeps_it_instead_of_rebuildi
     _same_index(WalkIndex.load(directory, kb.store.stamp()), build_walk_index(kb.store, "fresh"))
 
 
-def test_missing_link_contexts_stop_the_walk_with_or_without_the_index(falkordb_store, embedder):
+def test_a_link_without_its_context_embedding_is_skipped_with_or_without_the_index(falkordb_store, embedder):
     _load(falkordb_store, embedder, FILMS, FILM_ENTITIES, FILM_LINKS)
+    question = "Where was the director of Red Harbor born?"
+    walked = strategy("ppr", falkordb_store, embedder, walk_index="store").retrieve(question)
+    assert ("red", "LINKS_TO", "carla") in walked.trace.relationships and not walked.trace.notes
     falkordb_store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
                          "SET l.context_embedding = null", write=True)
+    embedding = embedder.embed_query(question)
+    params = {"entity_ids": [], "chunk_ids": ["red:0"], "embedding": embedding, "per_node": 5, "max_mentions": 1000,
+              "link_methods": ["authored", "inferred"]}
+    rows = falkordb_store.run("ppr_expand", params)
+    index = build_walk_index(falkordb_store, "test")
+    _same_rows(rows, expand(index, [], ["red:0"], embedding, per_node=5, max_mentions=1000,
+                            link_methods=["authored", "inferred"]))
+    assert not [row for row in rows if row["type"] == "LINKS_TO" and row["via_end"] == "carla"]
     for walk_index in ("store", "build"):
-        with pytest.raises(NeoweaveError, match="red -> carla"):
-            strategy("ppr", falkordb_store, embedder, walk_index=walk_index).retrieve(
-                "Where was the director of Red Harbor born?")
+        result = strategy("ppr", falkordb_store, embedder, walk_index=walk_index).retrieve(question)
+        assert result.items and result.trace.skipped_links == [("red", "carla")], walk_index
+        assert ("red", "LINKS_TO", "carla") not in result.trace.relationships
+        assert result.trace.notes == [
+            "ppr: skipped 1 link(s) without a context embedding (e.g. red -> carla); run `neoweave ingest PATH` or "
+            "`neoweave sync PATH` again (unchanged documents are skipped, every missing link context is embedded), "
+            "or `neoweave enrich kg`"]
 
 
 def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(both_graphs, embedder):

@@ -126,6 +126,8 @@ def print_result(result, answered, prompt: str) -> None:
         for index, point in enumerate(result.points, 1):
             points.add_row(str(index), str(point.score), point.text[:200], str(len(point.community_ids)))
         console.print(points)
+    for note in result.trace.notes:  # what the retrieval left out, and the command that repairs it
+        console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
     console.print(f"{len(result.items)} chunks, {result.context_tokens} tokens; "
                   + (f"{result.cost.llm_calls} LLM calls, {result.cost.prompt_tokens + result.cost.completion_tokens} "
                      "tokens; " if result.cost.llm_calls else "")

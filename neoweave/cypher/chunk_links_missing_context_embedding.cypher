@@ -1,5 +1,5 @@
-// ppr: links out of the sections of frontier chunks whose context has not been embedded yet (embedded once,
-// cached on the edge; ppr_expand ranks a chunk's links by it, and an unembedded link would rank last).
+// ppr: links out of the sections of frontier chunks without a context embedding (the commands that write links
+// embed it with them; ppr_expand ranks a chunk's links by it and leaves these out, the trace notes them).
 // @param chunk_ids: LIST  chunks about to be expanded
 // @param link_methods: LIST  LINKS_TO kinds ppr walks: 'authored' (links without a method are authored), 'inferred'
 UNWIND $chunk_ids AS chunk_id

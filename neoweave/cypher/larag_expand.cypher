@@ -1,7 +1,8 @@
 // LARAG, one hop: from each frontier section follow at most n_links outgoing links of each kind (authored,
 // inferred: the links whose context is closest to the question; a quota per kind, so inferred links add to the
 // authored ones instead of crowding them out), and from each link's target section keep the top_m chunks whose embedding is
-// closest to the link's context. Visited chunks are excluded.
+// closest to the link's context. Visited chunks are excluded, and links without a context embedding (they cannot be
+// ranked; the strategy notes them in its trace).
 // @param section_ids: LIST  frontier sections (each expanded once)
 // @param query_embedding: VECTOR  question embedding
 // @param n_links: INTEGER  links followed per section and link kind
@@ -11,7 +12,7 @@
 WITH {{vector $query_embedding}} AS question_vector
 UNWIND $section_ids AS section_id
 MATCH (s:Section {id: section_id})-[l:LINKS_TO]->(t:Section)
-WHERE coalesce(l.method, 'authored') IN $methods
+WHERE coalesce(l.method, 'authored') IN $methods AND l.context_embedding IS NOT NULL
 WITH s, l, t, coalesce(l.method, 'authored') AS kind, {{cosine l.context_embedding question_vector}} AS link_score
 ORDER BY link_score DESC, l.order ASC
 WITH s, kind, collect({link: l, target: t, link_score: link_score})[0..$n_links] AS chosen

@@ -3,7 +3,8 @@
 // link's offset in its section; for a link stored without one, when the chunk's text holds the link text; an
 // inferred link is the chunk's whose mention made it), and from each link's target section keep the $top_m chunks
 // whose embedding is closest to the link's context, s(c_j | l_i) = cos(e(l_i), e(c_j)). Visited chunks are
-// excluded; the question plays no part (the paper: relevance comes from the seeds).
+// excluded, and links without a context embedding (the strategy notes them in its trace); the question plays no
+// part (the paper: relevance comes from the seeds).
 // @param chunk_ids: LIST  frontier chunks (each expanded once)
 // @param n_links: INTEGER  links followed per chunk
 // @param top_m: INTEGER  chunks kept per followed link
@@ -15,7 +16,7 @@ WITH c, s
 MATCH (s)-[l:LINKS_TO]->(t:Section)
 WITH c, s, l, t
 // (filtered after the MATCH: a WHERE there made FalkorDB scan every section per chunk)
-WHERE coalesce(l.method, 'authored') IN $methods
+WHERE coalesce(l.method, 'authored') IN $methods AND l.context_embedding IS NOT NULL
   AND CASE WHEN l.chunk_id IS NOT NULL THEN l.chunk_id = c.id
            WHEN l.start IS NOT NULL THEN s.start + l.start >= c.start AND s.start + l.start < c.end
            ELSE l.text <> '' AND c.text CONTAINS l.text END

@@ -1,4 +1,5 @@
-// LARAG: links out of the frontier sections whose context has not been embedded yet (embedded once, cached).
+// LARAG: links out of the frontier sections without a context embedding (the commands that write links embed it
+// with them; larag_expand* leave these out, the trace notes them).
 // @param section_ids: LIST  sections about to be expanded
 UNWIND $section_ids AS section_id
 MATCH (s:Section {id: section_id})-[l:LINKS_TO]->(t:Section)

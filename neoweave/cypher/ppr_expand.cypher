@@ -3,7 +3,8 @@
 // section adds no more rows than any other node. The walk's nodes are entities and chunks; an edge through a
 // section is given between chunks: DESCRIBED_BY from an entity to the chunks of its home section, LINKS_TO from a
 // chunk to the chunk closest to the question of each section its section links to (outgoing links only: a
-// much-linked section has thousands of incoming ones). Hub entities (more than $max_mentions mentions) take no
+// much-linked section has thousands of incoming ones; a link without a context embedding is left out, the strategy
+// notes it in its trace). Hub entities (more than $max_mentions mentions) take no
 // part: reading their thousands of mentions would cost more than any other step, and each says little.
 // One row per edge in its stored direction (start -[type]-> end), with the sections it passes through
 // (`via_start`, `via_end`), each end's cosine to the question (null for an entity without an embedding) and,
@@ -87,8 +88,8 @@ UNION ALL
 WITH {{vector $embedding}} AS question_vector
 UNWIND $chunk_ids AS chunk_id
 MATCH (c:Chunk {id: chunk_id})<-[:HAS_CHUNK]-(s:Section)-[l:LINKS_TO]->(t:Section)
-WHERE coalesce(l.method, 'authored') IN $link_methods
-WITH c, s, l, t, coalesce({{cosine l.context_embedding question_vector}}, 0.0) AS link_score, question_vector
+WHERE coalesce(l.method, 'authored') IN $link_methods AND l.context_embedding IS NOT NULL
+WITH c, s, l, t, {{cosine l.context_embedding question_vector}} AS link_score, question_vector
 ORDER BY link_score DESC, t.id
 WITH c, s, collect(t)[0..$per_node] AS chosen, question_vector
 WITH c, s, chosen, {{cosine c.embedding question_vector}} AS c_score, question_vector

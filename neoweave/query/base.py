@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -126,6 +126,11 @@ class SubQuestion:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+LINK_CONTEXT_REPAIR = ("run `neoweave ingest PATH` or `neoweave sync PATH` again (unchanged documents are skipped, "
+                       "every missing link context is embedded), or `neoweave enrich kg`")
+"""What embeds the link contexts a graph lacks (a graph from before ingest embedded them, an import of one)."""
+
+
 @dataclass
 class Trace:
     """The graph walk behind a result: what an auditor needs to redraw it."""
@@ -140,6 +145,23 @@ class Trace:
     """Where a graph walk started: node id -> its share of the restart weight (ppr)."""
     scores: dict[str, float] = field(default_factory=dict)
     """What a graph walk found: node id -> its score (ppr: PageRank mass of the top nodes)."""
+    skipped_links: list[tuple[str, str]] = field(default_factory=list)
+    """Links left out because they have no context embedding to rank them by: (source section, target section)."""
+    notes: list[str] = field(default_factory=list)
+    """What the retrieval left out and why, with the command that repairs it (shown beside the result)."""
+
+    def skip_links(self, who: str, links: Iterable[tuple[str, str]]) -> None:
+        """Record links `who` left out for want of a context embedding; one note says how many and what repairs
+        them."""
+        for link in links:
+            if link not in self.skipped_links:
+                self.skipped_links.append(link)
+        if not self.skipped_links:
+            return
+        source, target = self.skipped_links[0]
+        note = (f"{who}: skipped {len(self.skipped_links)} link(s) without a context embedding (e.g. {source} -> "
+                f"{target}); {LINK_CONTEXT_REPAIR}")
+        self.notes = [n for n in self.notes if not n.startswith(f"{who}: skipped ")] + [note]
 
     def add_statement_ms(self, name: str, ms: float) -> None:
         self.statement_ms[name] = self.statement_ms.get(name, 0.0) + ms
@@ -251,8 +273,8 @@ class Strategy:
     """True for a strategy that calls the LLM while retrieving (global search's map step)."""
     reads_link_contexts: ClassVar[bool] = False
     """True for a strategy that scores hyperlinks by their context embeddings (LARAG, ppr), or may run one (the
-    strategies that compose others): it needs the link contexts that ingest and `enrich kg` embed, and stops
-    with an error naming the step when they are missing."""
+    strategies that compose others): it ranks links by the contexts that ingest and `enrich kg` embed, and skips
+    a link without one, saying so in the trace's notes."""
     requires: ClassVar[tuple[str, ...]] = ()
     """Enrich steps the strategy needs on the graph (besides ingest); it stops with an error naming them."""
     returns_passages: ClassVar[bool] = True
@@ -343,22 +365,13 @@ class Strategy:
         finally:
             trace.add_statement_ms(name, (time.perf_counter() - started) * 1000)
 
-    def _require_link_contexts(self, statement: str, params: dict[str, Any], trace: Trace, cost: Cost) -> None:
-        """Stop with an error naming the step to run when links about to be ranked by their context have no
-        context embedding: ingest (authored links) and `enrich kg` (inferred links) compute them, retrieval
-        only reads, and an unembedded link would silently rank last."""
+    def _skip_unembedded_links(self, statement: str, params: dict[str, Any], trace: Trace, cost: Cost) -> None:
+        """Note the links about to be ranked by their context that have no context embedding: the expansion
+        statements leave them out (an unembedded link cannot be ranked), and the trace says so with what repairs
+        them. The commands that write links embed them in the same write unit; retrieval only reads."""
         with cost.timed("graph"):
             missing = self._run(trace, statement, params)
-        self._raise_missing_link_contexts(missing)
-
-    def _raise_missing_link_contexts(self, missing: list[dict[str, Any]]) -> None:
-        if missing:
-            first = missing[0]
-            raise NeoweaveError(
-                f"{self.name}: {len(missing)} link(s) to follow have no context embedding (e.g. "
-                f"{first['source_id']} -> {first['target_id']}); this graph was built before ingest embedded them",
-                hint="run `neoweave ingest PATH` again (unchanged documents are skipped; every missing link "
-                     "context is embedded), or kb.embed_link_contexts()")
+        trace.skip_links(self.name, ((row["source_id"], row["target_id"]) for row in missing))
 
     def _seed(self, question: str, k: int, trace: Trace, cost: Cost) -> tuple[list[float], list[ContextItem]]:
         with cost.timed("embed"):

@@ -119,7 +119,7 @@ class LARAG(Strategy):
             if not frontier:
                 break
             expanded_sections.update(frontier)
-            self._require_link_contexts("links_missing_context_embedding", {"section_ids": frontier}, trace, cost)
+            self._skip_unembedded_links("links_missing_context_embedding", {"section_ids": frontier}, trace, cost)
             with cost.timed("graph"):
                 rows = self._run(trace, "larag_expand", {
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
@@ -145,7 +145,7 @@ class LARAG(Strategy):
             if not frontier:
                 break
             expanded.update(frontier)
-            self._require_link_contexts("links_missing_context_embedding", {
+            self._skip_unembedded_links("links_missing_context_embedding", {
                 "section_ids": sorted(set(frontier.values()))}, trace, cost)
             with cost.timed("graph"):
                 rows = self._run(trace, "larag_expand_chunks", {

@@ -245,10 +245,11 @@ class PPRRetriever(Strategy):
             chunks = [node for node in frontier if graph.labels[node] == "Chunk"]
             if chunks and self.link_weight and LINK_KINDS[self.links]:
                 if index is None:
-                    self._require_link_contexts("chunk_links_missing_context_embedding", {
+                    self._skip_unembedded_links("chunk_links_missing_context_embedding", {
                         "chunk_ids": chunks, "link_methods": LINK_KINDS[self.links]}, trace, cost)
                 else:
-                    self._raise_missing_link_contexts(missing_link_contexts(index, chunks, LINK_KINDS[self.links]))
+                    trace.skip_links(self.name, ((row["source_id"], row["target_id"]) for row in
+                                                 missing_link_contexts(index, chunks, LINK_KINDS[self.links])))
             with cost.timed("graph"):
                 self._expand(frontier, graph, embedding, trace, index)
             expanded.update(frontier)

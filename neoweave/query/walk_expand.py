@@ -245,15 +245,15 @@ def _chunk_homes(index: WalkIndex, scores: _Scores, chunks: list[int], per_node:
 
 def _chunk_links(index: WalkIndex, scores: _Scores, chunks: list[int], per_node: int, methods: set[str]
                  ) -> list[dict[str, Any]]:
-    """Branch 6: the sections a frontier chunk's section links to (links ranked by their context's cosine), each
-    as its chunk closest to the question."""
+    """Branch 6: the sections a frontier chunk's section links to (links ranked by their context's cosine; a link
+    without a context vector is left out), each as its chunk closest to the question."""
     walked: list[tuple[int, int, np.ndarray]] = []  # (frontier chunk, its section, its walked links)
     for chunk in chunks:
         section = int(index.chunk_section[chunk])
         if section < 0:
             continue
         span = slice(int(index.link_ptr[section]), int(index.link_ptr[section + 1]))
-        links = np.arange(span.start, span.stop)[_walked(index, span, methods)]
+        links = np.arange(span.start, span.stop)[_walked(index, span, methods) & index.link_has_vector[span]]
         if len(links):
             walked.append((chunk, section, links))
     if not walked:
