@@ -265,6 +265,8 @@ EXAMPLES = {
     "upsert_tags": {"rows": [{"name": "asyncio", "created_at": NOW}]},
     # ingest statements (their behaviour is tested end to end in test_ingest*.py)
     "document_hashes": {"ids": ["d1"]},
+    "document_sections_written": {"rows": [{"id": "d1", "sections_written": 1}]},
+    "incomplete_documents": {},
     "upsert_documents": {"rows": [{"id": "d1", "props": {"id": "d1", "title": "D", "url": "u1",
                                                          "anchors_json": '{"a": "d1#a"}', "links_pending": True,
                                                          "first_section_id": "d1#a"}}]},
@@ -560,6 +562,7 @@ EXAMPLES.update({
 WRITES |= {"index_repair_chunk", "index_repair_entity", "index_repair_community",
            "import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
            "kg_compact_mentions", "kg_compact_relations"}
+WRITES |= {"document_sections_written"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",
                 "vector_search",

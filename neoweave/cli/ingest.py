@@ -51,12 +51,24 @@ def ingest(
     """Ingest documents: sections, chunks, embeddings, hyperlinks and their contexts. Unchanged documents are
     left alone.
 
-    Exit status: 0 when everything was ingested, 3 when some inputs were skipped (listed in the report).
+    Ctrl-C (or SIGTERM) stops after the batch being written: what was written is kept (a large document's
+    finished sections, marked incomplete), the report says so, and running the same command again finishes it.
+
+    Exit status: 0 when everything was ingested, 3 when some inputs were skipped (listed in the report), 130
+    when stopped by Ctrl-C (143 by SIGTERM).
     """
-    with knowledge_base() as kb:
-        report = kb.ingest(path, **ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb,
-                                                  context_words, skip), progress=progress and not as_json)
-        say_if_walk_index_behind(kb)
+    from neoweave.ingest import IngestInterrupted
+
+    try:
+        with knowledge_base() as kb:
+            report = kb.ingest(path, **ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb,
+                                                      context_words, skip), progress=progress and not as_json)
+            say_if_walk_index_behind(kb)
+    except IngestInterrupted as stopped:
+        if as_json:
+            print(json.dumps(stopped.report.as_dict(), indent=2))
+        print_interrupted(stopped.report, f"neoweave ingest {path}", f"neoweave sync {path}")
+        raise
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -73,6 +85,26 @@ def print_skipped(skipped: list[str]) -> None:
         err_console.print(f"... and {len(skipped) - 50} more skipped (see --json)")
 
 
+def print_interrupted(report, again: str, other: str) -> None:
+    """What a stopped ingest kept, and the command that finishes it (on stderr: stdout may be JSON)."""
+    whole = (report.documents_new + report.documents_changed + report.documents_resumed
+             - report.documents_partly_written)
+    kept = f"{report.sections} sections ({report.chunks} chunks)"
+    if whole:
+        kept += f" in {whole} whole document{'s' if whole != 1 else ''}"
+    if report.documents_partly_written:
+        kept += f"{' and' if whole else ' of'} {report.documents_partly_written} large one(s) in part"
+    err_console.print(f"[yellow]interrupted[/yellow]: kept what was written: {kept}", highlight=False,
+                      soft_wrap=True)
+    for doc in report.incomplete:
+        err_console.print(f"  incomplete: {doc['source'] or doc['id']}: {doc['sections_written']} of "
+                          f"{doc['sections_total']} sections written (those are searchable; the document is "
+                          "marked incomplete)", highlight=False, soft_wrap=True)
+    err_console.print(f"To finish, run `{again}` again: it continues where this run stopped (what is stored is "
+                      f"not embedded again), then resolves the links; or `{other}`", highlight=False,
+                      soft_wrap=True)
+
+
 def _print_report(report) -> None:
     print_skipped(report.skipped)
     table = Table("new", "changed", "unchanged", "skipped", title="documents ingested")
@@ -85,4 +117,10 @@ def _print_report(report) -> None:
                   f"{report.files_seen} files seen ({report.files_ignored} ignored by type or rule); "
                   f"{report.seconds:.1f} s, {report.chunks_per_second:.1f} chunks/s "
                   f"(embedding {report.embed_seconds:.1f} s)")
+    if report.documents_resumed:
+        console.print(f"{report.documents_resumed} partly written documents completed")
+    for doc in report.incomplete:  # left by a stopped run, and not read by this one
+        err_console.print(f"[yellow]incomplete[/yellow]: {doc['source'] or doc['id']}: {doc['sections_written']} "
+                          f"of {doc['sections_total']} sections written by a stopped run; ingest its file again to "
+                          "finish it", highlight=False, soft_wrap=True)
 

@@ -21,6 +21,7 @@ from neoweave.cli.ingest import (
     ProgressOption,
     SkipOption,
     ingest_options,
+    print_interrupted,
     print_skipped,
 )
 
@@ -54,12 +55,18 @@ def sync(
 
     Exit status: 0 when everything was read, 3 when some inputs were skipped (listed in the report).
     """
+    from neoweave.ingest import IngestInterrupted
+
     options = ingest_options(fmt, base_url, chunk_size, chunk_overlap, max_file_mb, context_words, skip)
-    with knowledge_base(read_only=dry_run) as kb:
-        report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, progress=progress and not as_json,
-                         **options)
-        if not dry_run:
-            say_if_walk_index_behind(kb)
+    try:
+        with knowledge_base(read_only=dry_run) as kb:
+            report = kb.sync(path, dry_run=dry_run, allow_empty=allow_empty, progress=progress and not as_json,
+                             **options)
+            if not dry_run:
+                say_if_walk_index_behind(kb)
+    except IngestInterrupted as stopped:  # nothing was deleted yet: deletions follow a completed ingest
+        print_interrupted(stopped.report, f"neoweave sync {path}", f"neoweave ingest {path}")
+        raise
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

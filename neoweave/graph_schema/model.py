@@ -142,7 +142,8 @@ SCHEMA = GraphSchema(
             properties=("title", "url", "source", "path", "published_at", "content_hash", "format",
                         "encoding",  # the text encoding a text, Markdown or HTML file was read in
                         "metadata_json", "created_at", "updated_at", "anchors_json", "first_section_id",
-                        "links_pending", "links_resolved", "links_unresolved"),
+                        "links_pending", "links_resolved", "links_unresolved",
+                        "incomplete_hash", "sections_written", "sections_total"),  # a large one being written
             indexed=("url", "path", "links_pending"),  # links_pending: link resolution finds pending pages
             doc="One source document (an HTML page, a JSONL record, a text file).",
         ),

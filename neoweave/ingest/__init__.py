@@ -9,7 +9,7 @@ from pathlib import Path
 
 from neoweave.ingest.documents import Document, Skipped
 from neoweave.ingest.html import HtmlOptions
-from neoweave.ingest.pipeline import IngestOptions, Ingestor, IngestReport
+from neoweave.ingest.pipeline import IngestInterrupted, IngestOptions, Ingestor, IngestReport
 from neoweave.ingest.sources import SourceOptions
 from neoweave.ingest.writer import GraphWriter, LinkReport
 from neoweave.protocols import TextEmbedder
@@ -19,6 +19,7 @@ __all__ = [
     "Document",
     "GraphWriter",
     "HtmlOptions",
+    "IngestInterrupted",
     "IngestOptions",
     "IngestReport",
     "Ingestor",

@@ -2,7 +2,12 @@
 
 A parser thread reads and chunks documents into a bounded queue; the calling thread checks stored content
 hashes (unchanged documents are never embedded) and embeds new or changed chunks in batches; a writer
-thread writes each embedded batch as one unit. Bounded queues keep memory flat however large the corpus.
+thread writes each embedded batch as one unit. Bounded queues keep memory flat however large the corpus, and
+a large document is embedded and written a few sections at a time (`ingest.parts`).
+
+Ctrl-C (or SIGTERM, which the CLI turns into the same exception) stops after the batches already embedded are
+written: what is stored is whole documents and the finished sections of a large one, and `IngestInterrupted`
+carries the report of what was kept; the next ingest or sync of the same path finishes the rest.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from neoweave.errors import NeoweaveError
 from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker, ChunkingOptions
 from neoweave.ingest.documents import Document, Skipped, Unchanged
 from neoweave.ingest.link_contexts import embed_all_link_contexts
+from neoweave.ingest.parts import ChunkBudget, DocumentBatch, DocumentPart, plan_parts
+from neoweave.ingest.progress import IngestProgress
 from neoweave.ingest.records import record_to_document
 from neoweave.ingest.sources import SourceOptions, SourceStats, iter_documents
 from neoweave.ingest.writer import GraphWriter, LinkReport
@@ -48,6 +55,15 @@ class IngestReport:
     link_contexts_embedded: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    documents_resumed: int = 0
+    """Large documents a stopped run left partly written that this run continued (not among new or changed)."""
+    interrupted: bool = False
+    """Stopped by Ctrl-C or SIGTERM: what is counted here was written; links were not resolved yet."""
+    documents_partly_written: int = 0
+    """Of the new, changed and resumed documents, the large ones a stopped run did not finish (in `incomplete`)."""
+    incomplete: list[dict[str, Any]] = field(default_factory=list)
+    """Large documents the graph holds partly written (id, source, path, sections_written, sections_total):
+    ingesting or syncing their file again completes them."""
 
     @property
     def chunks_per_second(self) -> float:
@@ -60,6 +76,15 @@ class IngestReport:
         return data
 
 
+class IngestInterrupted(KeyboardInterrupt):
+    """Ingest stopped by Ctrl-C or SIGTERM after writing what it had embedded; `report` says what was kept
+    (raised from the interrupt, so a SIGTERM is still told apart)."""
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("ingest interrupted")
+        self.report = report
+
+
 @dataclass(frozen=True)
 class IngestOptions:
     sources: SourceOptions = field(default_factory=SourceOptions)
@@ -68,6 +93,9 @@ class IngestOptions:
     chunk_overlap: int | None = None
     embed_batch_chunks: int = 256
     """Chunks per embedding call (and per write unit)."""
+    large_document_chunks: int = 512
+    """A document with more chunks is embedded and written a part (about `embed_batch_chunks` chunks of whole
+    sections) at a time, marked incomplete until its last part is stored; one with fewer, as one unit."""
     progress: bool = True
 
     def chunking(self, fmt: str) -> ChunkingOptions:
@@ -90,6 +118,8 @@ def ingest_options(progress: bool, options: Mapping[str, Any], *, command: str) 
                               progress=progress, **{k: v for k, v in options.items() if k in ingest_fields})
         for kind in ("html", "record"):
             built.chunking(kind)
+        if built.embed_batch_chunks < 1 or built.large_document_chunks < 1:
+            raise ValueError("embed_batch_chunks and large_document_chunks must be at least 1")
     except (TypeError, ValueError) as exc:
         raise NeoweaveError(f"invalid {command} option: {exc}") from exc
     return built
@@ -102,53 +132,6 @@ def _lower_thread_priority() -> None:
     """
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-
-
-class _Progress:
-    """tqdm bars for reading, embedding and writing (silent when disabled). Reading counts bytes of the files
-    against their total size (known before the first is parsed; a JSONL file counts line by line), so it has an
-    ETA, and parsing runs at most a few documents ahead of embedding (the bottleneck). The chunk bars' totals
-    are the chunks parsed so far that need embedding: exact once reading is done, and from the start for one
-    large file."""
-
-    def __init__(self, enabled: bool, stats: SourceStats) -> None:
-        self.enabled = enabled
-        self.stats = stats
-        self.documents = 0
-        if enabled:
-            from tqdm import tqdm
-
-            self.read = tqdm(desc="read            ", unit="B", unit_scale=True, position=0, dynamic_ncols=True)
-            self.embedded = tqdm(total=0, desc="embedded chunks ", unit="chunk", position=1, dynamic_ncols=True)
-            self.written = tqdm(total=0, desc="written chunks  ", unit="chunk", position=2, dynamic_ncols=True)
-
-    def parsed(self, documents: int = 1) -> None:
-        """A document came out of parsing: move the read bar to the bytes read so far."""
-        if not self.enabled:
-            return
-        if self.read.total is None and self.stats.bytes_total is not None:
-            self.read.total = self.stats.bytes_total
-        self.documents += documents
-        self.read.set_postfix_str(f"{self.documents} documents", refresh=False)
-        self.read.update(max(0, self.stats.bytes_read - self.read.n))
-
-    def to_embed(self, chunks: int) -> None:
-        """Chunks of new or changed documents: they will be embedded and written."""
-        if self.enabled:
-            for bar in (self.embedded, self.written):
-                bar.total = (bar.total or 0) + chunks
-                bar.refresh()
-
-    def update(self, bar: str, n: int) -> None:
-        if self.enabled:
-            getattr(self, bar).update(n)
-
-    def close(self) -> None:
-        if self.enabled:
-            if self.stats.bytes_total is not None:
-                self.read.update(max(0, self.stats.bytes_read - self.read.n))
-            for bar in (self.read, self.embedded, self.written):
-                bar.close()
 
 
 class Ingestor:
@@ -196,11 +179,12 @@ class Ingestor:
         report = IngestReport()
         self.store.apply_schema(self.embedder.model_name, self.embedder.dimension)
         stats = SourceStats()
-        progress = _Progress(self.options.progress, stats)
+        progress = IngestProgress(self.options.progress, stats)
         parsed: queue.Queue = queue.Queue(maxsize=16)
         to_write: queue.Queue = queue.Queue(maxsize=2)
         failure: list[BaseException] = []
         stop = threading.Event()
+        budget = ChunkBudget(self.options.large_document_chunks)
 
         count_tokens = self.embedder.token_counter()
 
@@ -208,13 +192,17 @@ class Ingestor:
             _lower_thread_priority()
             chunkers = {fmt: Chunker(self.options.chunking(fmt)) for fmt in DEFAULT_CHUNKING}
             try:
-                for item in items(stats):
-                    if stop.is_set():
+                documents = iter(items(stats))
+                while True:
+                    budget.wait(stop)  # a large document in flight: read the next file once it is nearly done
+                    item = next(documents, _DONE)
+                    if item is _DONE or stop.is_set():
                         return
                     if isinstance(item, Document):
                         chunks = chunkers[item.format].chunk(item).chunks
                         for chunk, count in zip(chunks, count_tokens([c.text for c in chunks]), strict=True):
                             chunk.token_count = count
+                        budget.add(len(chunks))
                     parsed.put(item)
             except BaseException as exc:
                 failure.append(exc)
@@ -225,13 +213,12 @@ class Ingestor:
             _lower_thread_priority()
             try:
                 while True:
-                    item = to_write.get()
-                    if item is _DONE:
+                    job = to_write.get()
+                    if job is _DONE:
                         return
-                    docs, changed = item
                     if not failure:
-                        self.writer.write_documents(docs, changed)
-                        progress.update("written", sum(len(d.chunks) for d in docs))
+                        self._write(job, report)
+                        progress.written_part(len(job.chunks), job.sections)
             except BaseException as exc:
                 failure.append(exc)
                 stop.set()
@@ -242,11 +229,15 @@ class Ingestor:
         writer = threading.Thread(target=consume, name="neoweave-write", daemon=True)
         producer.start()
         writer.start()
+        interrupted: KeyboardInterrupt | None = None
         try:
-            for batch in self._batches(parsed, report, progress):
+            for job in self._jobs(parsed, report, progress, budget):
                 if failure:
                     break
-                self._embed_and_queue(batch, report, progress, to_write)
+                self._embed_and_queue(job, report, progress, to_write)
+                budget.release(len(job.chunks))
+        except KeyboardInterrupt as exc:  # the jobs already embedded are written below, then the run stops
+            interrupted = exc
         finally:
             stop.set()
             to_write.put(_DONE)
@@ -260,8 +251,12 @@ class Ingestor:
             exc = failure[0]
             raise exc if isinstance(exc, NeoweaveError) else NeoweaveError(
                 f"ingest failed: {type(exc).__name__}: {exc}") from exc
+        report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
+        if interrupted is not None:
+            self._stopped(report, started)
+            raise IngestInterrupted(report) from interrupted
 
-        wrote = report.documents_new + report.documents_changed
+        wrote = report.documents_new + report.documents_changed + report.documents_resumed
         links = self.writer.resolve_links(retry_unresolved=wrote > 0)
         self._add_links(report, links)
         # resolution embedded the contexts of the links it made; any still missing (older graphs) are embedded here
@@ -269,9 +264,39 @@ class Ingestor:
                                                                  progress=self.options.progress)
         if report.documents_changed and self.refresh_indexes:  # rewritten chunks and forgotten entity facts
             self.store.refresh_vector_indexes(("Chunk", "Entity"))  # (see refresh_vector_indexes)
-        report.files_seen, report.files_ignored = stats.files_seen, stats.files_ignored
+        report.incomplete = self.writer.incomplete_documents()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _stopped(self, report: IngestReport, started: float) -> None:
+        """After an interrupt: what was written stays, links wait for the next run (their documents are marked
+        pending); rewritten chunks make the vector indexes exact again first, as a finished run does."""
+        report.interrupted = True
+        if report.documents_changed:
+            self.store.refresh_vector_indexes(("Chunk", "Entity"))
+        report.incomplete = self.writer.incomplete_documents()
+        report.seconds = time.perf_counter() - started
+
+    def _write(self, job: DocumentBatch | DocumentPart, report: IngestReport) -> None:
+        """Write one unit, count what it stored, and let go of its vectors (a large document's parts already
+        written need none)."""
+        if isinstance(job, DocumentBatch):
+            self.writer.write_documents(job.docs, job.changed)
+            report.documents_changed += len(job.changed)
+            report.documents_new += len(job.docs) - len(job.changed)
+        else:
+            self.writer.write_part(job)
+            if job.resumed:
+                report.documents_resumed += 1
+            elif job.begin:
+                report.documents_changed += job.changed
+                report.documents_new += not job.changed
+            report.documents_partly_written += (job.begin or job.resumed) - job.last
+        chunks = job.chunks
+        report.chunks += len(chunks)
+        report.sections += job.sections
+        for chunk in chunks:
+            chunk.embedding = None
 
     @staticmethod
     def _add_links(report: IngestReport, links: LinkReport) -> None:
@@ -280,26 +305,28 @@ class Ingestor:
         report.self_links += links.self_links
         report.link_contexts_embedded += links.contexts_embedded
 
-    def _batches(self, parsed: queue.Queue, report: IngestReport, progress: _Progress
-                 ) -> Iterator[tuple[list[Document], set[str]]]:
-        """Batches of new or changed documents (about `embed_batch_chunks` chunks each)."""
+    def _jobs(self, parsed: queue.Queue, report: IngestReport, progress: IngestProgress, budget: ChunkBudget
+              ) -> Iterator[DocumentBatch | DocumentPart]:
+        """Batches of new or changed documents (about `embed_batch_chunks` chunks each), and the parts of large
+        ones."""
         seen: dict[str, str] = {}
         pending: list[Document] = []
         pending_chunks = 0
 
-        def flush() -> tuple[list[Document], set[str]] | None:
+        def flush() -> DocumentBatch | None:
             nonlocal pending, pending_chunks
             if not pending:
                 return None
             stored = self.writer.stored_hashes(d.id for d in pending)
             fresh = [d for d in pending if stored.get(d.id) != d.content_hash]
             report.documents_unchanged += len(pending) - len(fresh)
-            changed = {d.id for d in fresh if d.id in stored}
-            report.documents_changed += len(changed)
-            report.documents_new += len(fresh) - len(changed)
+            budget.release(sum(len(d.chunks) for d in pending if stored.get(d.id) == d.content_hash))
             pending, pending_chunks = [], 0
-            progress.to_embed(sum(len(d.chunks) for d in fresh))
-            return (fresh, changed) if fresh else None
+            if not fresh:
+                return None
+            batch = DocumentBatch(fresh, {d.id for d in fresh if d.id in stored})
+            progress.to_write(len(batch.chunks), batch.sections)
+            return batch
 
         while True:
             item = parsed.get()
@@ -314,6 +341,8 @@ class Ingestor:
                 report.skipped.append(Skipped(item.source, f"duplicate document id {item.id!r} "
                                                            f"(first seen in {seen[item.id]})"))
                 log.info("skipped %s", report.skipped[-1])
+                if isinstance(item, Document):
+                    budget.release(len(item.chunks))
                 continue
             seen[item.id] = item.source
             if isinstance(item, Unchanged):  # its file matched the stored hash: not parsed
@@ -322,30 +351,49 @@ class Ingestor:
             if not item.chunks:
                 report.skipped.append(Skipped(item.source, "no text to index"))
                 continue
+            if len(item.chunks) > self.options.large_document_chunks:
+                if batch := flush():
+                    yield batch
+                yield from self._parts(item, report, progress, budget)
+                continue
             pending.append(item)
             pending_chunks += len(item.chunks)
-            if pending_chunks >= self.options.embed_batch_chunks:
-                batch = flush()
-                if batch:
-                    yield batch
-        batch = flush()
-        if batch:
+            if pending_chunks >= self.options.embed_batch_chunks and (batch := flush()):
+                yield batch
+        if batch := flush():
             yield batch
 
-    def _embed_and_queue(self, batch: tuple[list[Document], set[str]], report: IngestReport,
-                         progress: _Progress, to_write: queue.Queue) -> None:
-        docs, changed = batch
-        chunks = [chunk for doc in docs for chunk in doc.chunks]
+    def _parts(self, doc: Document, report: IngestReport, progress: IngestProgress, budget: ChunkBudget
+               ) -> Iterator[DocumentPart]:
+        """A large document's parts: all of them, or those after the sections a stopped run stored of the same
+        content."""
+        state = self.writer.write_states([doc.id]).get(doc.id)
+        if state is not None and state.content_hash == doc.content_hash:
+            report.documents_unchanged += 1
+            budget.release(len(doc.chunks))
+            return
+        resumed = state is not None and state.resumes(doc)
+        start = state.sections_written if state is not None and resumed else 0
+        done = sum(len(section.chunks) for section in doc.sections[:start])
+        budget.release(done)
+        progress.to_write(len(doc.chunks) - done, len(doc.sections) - start)
+        if resumed:
+            log.info("continuing %s from section %d of %d", doc.source, start + 1, len(doc.sections))
+        for first, end in plan_parts(doc, start, self.options.embed_batch_chunks):
+            yield DocumentPart(doc, first, end, begin=first == 0, changed=state is not None and not resumed,
+                               resumed=resumed and first == start)
+
+    def _embed_and_queue(self, job: DocumentBatch | DocumentPart, report: IngestReport, progress: IngestProgress,
+                         to_write: queue.Queue) -> None:
+        chunks = job.chunks
         texts = [chunk.text for chunk in chunks]
         step = max(1, self.options.embed_batch_chunks)
-        for start in range(0, len(chunks), step):  # one large document is many steps of the bar, not one
+        for start in range(0, len(chunks), step):  # one large batch is many steps of the bar, not one
             part = chunks[start:start + step]
             started = time.perf_counter()
             vectors = self.embedder.embed(texts[start:start + step])
             report.embed_seconds += time.perf_counter() - started
             for chunk, vector in zip(part, vectors, strict=True):
                 chunk.embedding = vector
-            progress.update("embedded", len(part))
-        report.chunks += len(chunks)
-        report.sections += sum(len(doc.sections) for doc in docs)
-        to_write.put((docs, changed))
+            progress.embedded_chunks(len(part))
+        to_write.put(job)

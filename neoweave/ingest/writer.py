@@ -1,7 +1,9 @@
 """Write parsed, embedded documents into the graph; resolve hyperlinks; delete documents.
 
 Every document batch is written as one unit (`store.unit()`: a Neo4j transaction, a FalkorDB MULTI/EXEC
-block), so a crash leaves each document either as it was or fully rewritten, never half-written. Links are
+block), so a crash leaves each document either as it was or fully rewritten, never half-written. A large
+document is written a part (a few whole sections) per unit, marked incomplete until its last part is stored
+(`ingest.parts`): a crash leaves it with whole sections and a count the next run continues from. Links are
 resolved afterwards from what is stored (`Section.links_json`); a document keeps `links_pending = true`
 until that is done, so an interrupted run finishes its link resolution on the next run.
 """
@@ -16,10 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from neoweave.ingest.documents import Document
+from neoweave.ingest.documents import Document, Section
 from neoweave.ingest.link_contexts import carry_link_contexts
+from neoweave.ingest.parts import DocumentPart, WriteState
 from neoweave.protocols import TextEmbedder
-from neoweave.store.base import GraphStore
+from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.provenance import counted_by, forget_chunks, forget_unused
 from neoweave.store.values import now_iso
 
@@ -27,7 +30,8 @@ log = logging.getLogger(__name__)
 
 _RESERVED = frozenset({"id", "title", "url", "source", "path", "format", "content_hash", "metadata_json",
                        "published_at", "anchors_json", "first_section_id", "links_pending", "links_resolved",
-                       "links_unresolved", "updated_at", "created_at"})
+                       "links_unresolved", "updated_at", "created_at", "incomplete_hash", "sections_written",
+                       "sections_total"})
 _PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -56,9 +60,20 @@ def _document_props(doc: Document) -> dict[str, Any]:
     return {k: v for k, v in props.items() if v is not None}
 
 
-def _section_rows(doc: Document) -> list[dict[str, Any]]:
+def _incomplete_props(doc: Document, sections_written: int) -> dict[str, Any]:
+    """The Document node of a large document while its parts are written: no content hash (the next run reads
+    the file again), no anchors (other documents' links reach it once it is complete), and its progress."""
+    props = _document_props(doc)
+    for name in ("content_hash", "anchors_json", "first_section_id"):
+        props.pop(name, None)
+    props.update({"links_pending": False, "incomplete_hash": doc.content_hash,
+                  "sections_written": sections_written, "sections_total": len(doc.sections)})
+    return props
+
+
+def _section_rows(doc: Document, sections: list[Section] | None = None) -> list[dict[str, Any]]:
     rows = []
-    for section in doc.sections:
+    for section in doc.sections if sections is None else sections:
         links = [{"u": link.target_url, "a": link.anchor, "t": link.text, "c": link.context, "o": order,
                   "s": link.start} for order, link in enumerate(section.links) if link.internal]
         props = {"id": section.id, "doc_id": doc.id, "anchor": section.anchor, "title": section.title,
@@ -72,9 +87,9 @@ def _section_rows(doc: Document) -> list[dict[str, Any]]:
     return rows
 
 
-def _chunk_rows(doc: Document) -> list[dict[str, Any]]:
+def _chunk_rows(doc: Document, sections: list[Section] | None = None) -> list[dict[str, Any]]:
     rows = []
-    for section in doc.sections:
+    for section in doc.sections if sections is None else sections:
         for chunk in section.chunks:
             if chunk.embedding is None:
                 raise ValueError(f"chunk {chunk.id} has no embedding")
@@ -115,6 +130,16 @@ class GraphWriter:
         rows = self.store.run("document_hashes", {"ids": list(ids)})
         return {row["id"]: row["content_hash"] for row in rows}
 
+    def write_states(self, ids: Iterable[str]) -> dict[str, WriteState]:
+        """What the graph holds of these documents (absent: not stored), complete or not."""
+        rows = self.store.run("document_hashes", {"ids": list(ids)})
+        return {row["id"]: WriteState(row["content_hash"], row["incomplete_hash"], int(row["sections_written"] or 0))
+                for row in rows}
+
+    def incomplete_documents(self) -> list[dict[str, Any]]:
+        """Documents a stopped run left partly written: id, source, sections_written, sections_total."""
+        return self.store.run("incomplete_documents")
+
     def write_documents(self, docs: list[Document], changed_ids: set[str]) -> None:
         """Write (or rewrite) documents with their sections, chunks and reading order, as one unit."""
         if not docs:
@@ -126,12 +151,7 @@ class GraphWriter:
         counted = counted_by(self.store, old_chunks)
         with self.store.unit() as unit:
             if changed:
-                forget_chunks(unit, old_chunks, counted)  # what enrichers derived from the old text goes with it
-                unit.run("delete_document_chunks", {"doc_ids": changed})
-                unit.run("delete_document_outgoing_links", {"doc_ids": changed})
-                unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
-                unit.run("delete_stale_sections", {"rows": keep})
-                forget_unused(unit)
+                self._forget_old_version(unit, changed, keep, old_chunks, counted)
             unit.run("upsert_documents", {"rows": [{"id": d.id, "props": _document_props(d)} for d in docs]})
             unit.run("upsert_sections", {"rows": [row for d in docs for row in _section_rows(d)]})
             chunk_rows = [row for d in docs for row in _chunk_rows(d)]
@@ -140,6 +160,46 @@ class GraphWriter:
             next_rows = [row for d in docs for row in _next_rows(d)]
             if next_rows:
                 unit.run("link_next_chunks", {"rows": next_rows})
+
+    def write_part(self, part: DocumentPart) -> None:
+        """Write some sections of a large document with their chunks as one unit: the first part of a fresh
+        write replaces what the graph held of the document and marks it incomplete; each part records how many
+        sections are stored; the last one gives the Document node its content hash (complete)."""
+        doc, sections = part.doc, part.section_list
+        old_chunks = self._chunk_ids([doc.id]) if part.begin and part.changed else []
+        counted = counted_by(self.store, old_chunks)
+        with self.store.unit() as unit:
+            if part.begin and part.changed:
+                keep = [{"doc_id": doc.id, "keep_section_ids": [s.id for s in doc.sections]}]
+                self._forget_old_version(unit, [doc.id], keep, old_chunks, counted)
+            if part.last:
+                unit.run("upsert_documents", {"rows": [{"id": doc.id, "props": _document_props(doc)}]})
+            elif part.begin:
+                unit.run("upsert_documents", {"rows": [{"id": doc.id, "props": _incomplete_props(doc, part.end)}]})
+            else:
+                unit.run("document_sections_written", {"rows": [{"id": doc.id, "sections_written": part.end}]})
+            unit.run("upsert_sections", {"rows": _section_rows(doc, sections)})
+            chunk_rows = _chunk_rows(doc, sections)
+            if chunk_rows:
+                unit.run("upsert_chunks", {"rows": chunk_rows})
+            chunks = [c.id for section in sections for c in section.chunks]
+            previous = part.previous_chunk_id()
+            order = [previous, *chunks] if previous else chunks
+            if len(order) > 1:
+                unit.run("link_next_chunks", {"rows": [{"from_id": a, "to_id": b}
+                                                       for a, b in itertools.pairwise(order)]})
+
+    @staticmethod
+    def _forget_old_version(unit: WriteUnit, doc_ids: list[str], keep: list[dict[str, Any]], old_chunks: list[str],
+                            counted: dict[str, list[str]]) -> None:
+        """Queue the removal of what the graph holds of documents about to be rewritten: their chunks (and what
+        enrichers derived from them), outgoing links, and sections the new version does not have."""
+        forget_chunks(unit, old_chunks, counted)
+        unit.run("delete_document_chunks", {"doc_ids": doc_ids})
+        unit.run("delete_document_outgoing_links", {"doc_ids": doc_ids})
+        unit.run("mark_documents_linking_to_removed_sections", {"rows": keep})
+        unit.run("delete_stale_sections", {"rows": keep})
+        forget_unused(unit)
 
     def resolve_links(self, *, batch: int = 100, retry_unresolved: bool = False) -> LinkReport:
         """Turn stored link data into LINKS_TO edges for every document still marked pending."""
