@@ -120,6 +120,9 @@ class LinkReport:
 
 
 class GraphWriter:
+    links_per_unit: int = 2000
+    """Links resolved (and their contexts embedded) per write unit."""
+
     def __init__(self, store: GraphStore, embedder: TextEmbedder | None = None) -> None:
         """`embedder` embeds the contexts of the links resolution creates, in the unit that creates them (without
         one they wait for `embed_all_link_contexts`, and retrieval skips them meanwhile)."""
@@ -213,51 +216,72 @@ class GraphWriter:
             self._resolve_batch(doc_ids, report)
 
     def _resolve_batch(self, doc_ids: list[str], report: LinkReport) -> None:
+        """Resolve the links of these documents, whole sections of them per write unit (about `links_per_unit`
+        links with their context embeddings: a large page's links are many units, never all of them, with their
+        vectors, in memory at once). The documents stay pending until the last unit, so a run stopped between
+        units resolves them again (the links already made keep their context embeddings)."""
+        links_per_unit = self.links_per_unit
         sections = self.store.run("section_links", {"doc_ids": doc_ids})
         parsed = [(row, json.loads(row["links_json"]) if row["links_json"] else []) for row in sections]
         urls = sorted({link["u"] for _, links in parsed for link in links})
         targets = {row["url"]: (json.loads(row["anchors_json"] or "{}"), row["first_section_id"])
                    for row in self.store.run("document_anchor_maps", {"urls": urls})} if urls else {}
-        link_rows: list[dict[str, Any]] = []
-        unresolved_rows: list[dict[str, Any]] = []
         per_doc: dict[str, list[int]] = {doc_id: [0, 0] for doc_id in doc_ids}
+        groups: list[list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]]] = [[]]
+        size = 0
         for row, links in parsed:
-            unresolved = []
-            for link in links:
-                anchors, first = targets.get(link["u"], ({}, None))
-                target = anchors.get(link["a"]) if link["a"] else first
-                if target is None:
-                    unresolved.append({"url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
-                                       "text": link["t"]})
-                    continue
-                if target == row["section_id"]:
-                    report.self_links += 1  # a section pointing into itself adds nothing to traverse
-                    continue
-                link_rows.append({"source_id": row["section_id"], "target_id": target, "order": link["o"],
-                                  "url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
-                                  "anchor": link["a"], "text": link["t"], "context": link["c"],
-                                  "start": link.get("s")})  # None for sections stored before offsets were
-                per_doc[row["doc_id"]][0] += 1
+            link_rows, unresolved = self._section_link_rows(row["section_id"], links, targets, report)
+            per_doc[row["doc_id"]][0] += len(link_rows)
             per_doc[row["doc_id"]][1] += len(unresolved)
-            if unresolved or links:
-                unresolved_rows.append({"section_id": row["section_id"],
-                                        "unresolved_links_json": json.dumps(unresolved, ensure_ascii=False)
-                                        if unresolved else None})
-        stored = self.store.run("document_authored_links", {"doc_ids": doc_ids})
-        stale, embeddings = carry_link_contexts(stored, link_rows, self.embedder)
-        with self.store.unit() as unit:  # links change with their context embeddings: none is ever seen without
-            unit.run_batches("delete_links", stale)
-            unit.run_batches("create_links", link_rows)
-            unit.run_batches("set_link_context_embeddings", embeddings)
-            if unresolved_rows:
-                unit.run("set_unresolved_links", {"rows": unresolved_rows})
-            unit.run("finish_link_resolution", {"rows": [
-                {"doc_id": doc_id, "resolved": counts[0], "unresolved": counts[1]}
-                for doc_id, counts in per_doc.items()]})
+            unresolved_row = {"section_id": row["section_id"], "unresolved_links_json": json.dumps(
+                unresolved, ensure_ascii=False) if unresolved else None} if unresolved or links else None
+            if size and size + len(link_rows) > links_per_unit:
+                groups.append([])
+                size = 0
+            groups[-1].append((row["section_id"], link_rows, unresolved_row))
+            size += len(link_rows)
+        for number, group in enumerate(groups, 1):
+            link_rows = [link for _, rows, _ in group for link in rows]
+            unresolved_rows = [row for _, _, row in group if row]
+            stored = [link for link in self.store.run("section_links_out", {"section_ids": [s for s, _, _ in group]})
+                      if link["method"] == "authored"] if group else []
+            stale, embeddings = carry_link_contexts(stored, link_rows, self.embedder)
+            with self.store.unit() as unit:  # links change with their context embeddings: none is ever seen without
+                unit.run_batches("delete_links", stale)
+                unit.run_batches("create_links", link_rows)
+                unit.run_batches("set_link_context_embeddings", embeddings)
+                if unresolved_rows:
+                    unit.run("set_unresolved_links", {"rows": unresolved_rows})
+                if number == len(groups):
+                    unit.run("finish_link_resolution", {"rows": [
+                        {"doc_id": doc_id, "resolved": counts[0], "unresolved": counts[1]}
+                        for doc_id, counts in per_doc.items()]})
+            report.contexts_embedded += len(embeddings)
         report.documents += len(doc_ids)
-        report.contexts_embedded += len(embeddings)
         report.resolved += sum(c[0] for c in per_doc.values())
         report.unresolved += sum(c[1] for c in per_doc.values())
+
+    @staticmethod
+    def _section_link_rows(section_id: str, links: list[dict[str, Any]],
+                           targets: dict[str, tuple[dict[str, str], str | None]], report: LinkReport
+                           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """One section's stored links as `create_links` rows, and those whose target is not in the graph."""
+        rows: list[dict[str, Any]] = []
+        unresolved: list[dict[str, Any]] = []
+        for link in links:
+            anchors, first = targets.get(link["u"], ({}, None))
+            target = anchors.get(link["a"]) if link["a"] else first
+            if target is None:
+                unresolved.append({"url": f"{link['u']}#{link['a']}" if link["a"] else link["u"], "text": link["t"]})
+                continue
+            if target == section_id:
+                report.self_links += 1  # a section pointing into itself adds nothing to traverse
+                continue
+            rows.append({"source_id": section_id, "target_id": target, "order": link["o"],
+                         "url": f"{link['u']}#{link['a']}" if link["a"] else link["u"],
+                         "anchor": link["a"], "text": link["t"], "context": link["c"],
+                         "start": link.get("s")})  # None for sections stored before offsets were
+        return rows, unresolved
 
     def _chunk_ids(self, doc_ids: list[str]) -> list[str]:
         if not doc_ids:
