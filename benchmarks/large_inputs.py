@@ -19,9 +19,11 @@ import os
 import platform
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -156,77 +158,65 @@ def generate(folder: Path, *, html_mb: float, html_links: int, pdf_pages: int) -
     return made
 
 
-def _tree_rss(pid: int) -> tuple[int, int]:
-    """RSS in bytes of the process `pid` with its descendants, split: (neoweave's, the FalkorDB server's)."""
+def _rss(pid: int | None) -> int:
+    """Resident memory of a process in bytes (0 when it is gone)."""
     import psutil
 
     try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0, 0
-    own = store = 0
-    for process in processes:
-        try:
-            rss = process.memory_info().rss
-            name = " ".join(process.cmdline()[:2]) or process.name()
-        except psutil.Error:
-            continue
-        if "falkordb" in name.lower() or "redis" in name.lower():
-            store += rss
-        else:
-            own += rss
-    return own, store
+        return psutil.Process(pid).memory_info().rss if pid else 0
+    except psutil.Error:
+        return 0
 
 
-def _store_rss(data_dir: Path) -> int:
-    """The FalkorDB server of `data_dir` (a daemon, not a child of the ingest process) by its pid file."""
-    import psutil
-
-    for pid_file in data_dir.rglob("*.pid"):
-        try:
-            return psutil.Process(int(pid_file.read_text().split()[0])).memory_info().rss
-        except (ValueError, OSError, psutil.Error):
-            continue
-    return 0
+def _store_pid(data_dir: Path) -> int | None:
+    """The FalkorDB server of `data_dir` (a daemon of its own, not a child of the ingest) from its pid file."""
+    try:
+        return int((data_dir / "falkordb.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
-def run_ingest(path: Path, data_dir: Path, extra: list[str]) -> dict:
-    """`neoweave ingest PATH --json` in a fresh data directory, timed, with peak RSS sampled twice a second."""
+def run_ingest(path: Path, data_dir: Path, extra: list[str], stop_after: float | None = None) -> dict:
+    """`neoweave ingest PATH --json` in a fresh data directory, timed, with the peak RSS of the ingest process and
+    of the FalkorDB server sampled twice a second; `stop_after` seconds: Ctrl-C (SIGINT) then, as a user would,
+    and the report of what was kept."""
     command = [sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), "ingest", str(path), "--json",
                *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    peak_own = peak_store = 0
-    loads = []
-    import threading
-
     output: dict[str, str] = {}
-
-    def read() -> None:
-        output["out"], output["err"] = process.communicate()
-
-    reader = threading.Thread(target=read, daemon=True)
+    reader = threading.Thread(target=lambda: output.update(zip(("out", "err"), process.communicate(), strict=True)),
+                              daemon=True)
     reader.start()
+    peak_own = peak_store = 0
+    loads: list[float] = []
+    stopped_at: float | None = None
     while reader.is_alive():
-        own, store = _tree_rss(process.pid)
-        peak_own = max(peak_own, own)
-        peak_store = max(peak_store, store, _store_rss(data_dir))
+        peak_own = max(peak_own, _rss(process.pid))
+        peak_store = max(peak_store, _rss(_store_pid(data_dir)))
         loads.append(os.getloadavg()[0])
+        elapsed = time.perf_counter() - started
+        if stop_after is not None and stopped_at is None and elapsed >= stop_after:
+            process.send_signal(signal.SIGINT)
+            stopped_at = elapsed
         reader.join(0.5)
     seconds = time.perf_counter() - started
-    if process.returncode not in (0, 3):
+    if process.returncode not in (0, 3, 130):
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}): {output.get('err', '')[-3000:]}")
     report = json.loads(output["out"])
-    return {"file": path.name, "bytes": path.stat().st_size, "seconds": round(seconds, 1),
-            "peak_rss_neoweave_mb": round(peak_own / 2**20), "peak_rss_falkordb_mb": round(peak_store / 2**20),
-            "load_average": {"before": round(load_before, 2), "mean": round(sum(loads) / max(1, len(loads)), 2)},
-            "report": {k: report[k] for k in ("documents_new", "sections", "chunks", "links_resolved",
-                                              "links_unresolved", "link_contexts_embedded", "embed_seconds",
-                                              "seconds")},
-            "command": " ".join(["neoweave", "ingest", path.name, "--json", *extra])}
+    result = {"file": path.name, "bytes": path.stat().st_size, "seconds": round(seconds, 1),
+              "peak_rss_ingest_mb": round(peak_own / 2**20), "peak_rss_falkordb_mb": round(peak_store / 2**20),
+              "load_average": {"before": round(load_before, 2), "mean": round(sum(loads) / max(1, len(loads)), 2)},
+              "report": {k: report.get(k) for k in ("documents_new", "sections", "chunks", "links_resolved",
+                                                    "links_unresolved", "self_links", "link_contexts_embedded",
+                                                    "embed_seconds", "seconds", "interrupted", "incomplete")},
+              "command": " ".join(["neoweave", "ingest", path.name, "--json", *extra])}
+    if stopped_at is not None:
+        result["sigint_after_seconds"] = round(stopped_at, 1)
+        result["exit_status"] = process.returncode
+    return result
 
 
 def main() -> None:
@@ -236,7 +226,11 @@ def main() -> None:
     parser.add_argument("--pdf-pages", type=int, default=500, help="pages of the PDF (0: none)")
     parser.add_argument("--inputs", type=Path, default=None, help="folder for the generated inputs (kept)")
     parser.add_argument("--generate-only", action="store_true", help="write the inputs and stop")
-    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    parser.add_argument("--stop-after", type=float, default=None,
+                        help="Ctrl-C (SIGINT) each ingest after this many seconds: a run too long to finish "
+                             "reports its peak memory and rate so far, and what it kept")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the results as JSON here (results for other files already there are kept)")
     args = parser.parse_args()
     links = args.html_links or int(args.html_mb * 20_000 / 6)
     inputs = args.inputs or Path(tempfile.gettempdir()) / "neoweave-large-inputs"
@@ -250,7 +244,7 @@ def main() -> None:
         data_dir = Path(tempfile.mkdtemp(prefix=f"neoweave-large-{kind}-"))
         try:
             size_mb = path.stat().st_size / 2**20
-            result = run_ingest(path, data_dir, ["--max-file-mb", str(max(20, int(size_mb) + 1))])
+            result = run_ingest(path, data_dir, ["--max-file-mb", str(max(20, int(size_mb) + 1))], args.stop_after)
         finally:
             subprocess.run([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), "server", "stop"],
                            capture_output=True)
@@ -258,10 +252,14 @@ def main() -> None:
         result["kind"] = kind
         results.append(result)
         print(json.dumps(result, indent=2), flush=True)
-    summary = {"date": time.strftime("%Y-%m-%d"),
-               "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-               "command": " ".join(["benchmarks/large_inputs.py", *sys.argv[1:]]), "results": results}
+    for result in results:
+        result["date"] = time.strftime("%Y-%m-%d")
+        result["reproduce"] = " ".join([".venv/bin/python", "benchmarks/large_inputs.py", *sys.argv[1:]])
     if args.out:
+        kept = json.loads(args.out.read_text())["results"] if args.out.exists() else []
+        names = {result["file"] for result in results}
+        summary = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                   "results": [r for r in kept if r["file"] not in names] + results}
         args.out.write_text(json.dumps(summary, indent=2) + "\n")
 
 

@@ -92,8 +92,8 @@ def print_interrupted(report, again: str, other: str) -> None:
     kept = f"{report.sections} sections ({report.chunks} chunks)"
     if whole:
         kept += f" in {whole} whole document{'s' if whole != 1 else ''}"
-    if report.documents_partly_written:
-        kept += f"{' and' if whole else ' of'} {report.documents_partly_written} large one(s) in part"
+    if partly := report.documents_partly_written:
+        kept += f"{' and' if whole else ' of'} {partly} large document{'s' if partly != 1 else ''} in part"
     err_console.print(f"[yellow]interrupted[/yellow]: kept what was written: {kept}", highlight=False,
                       soft_wrap=True)
     for doc in report.incomplete:
