@@ -22,7 +22,7 @@ def test_init_status_and_cypher(cli, workdir):
     assert json.loads(rows.stdout.strip()) == {"d": 384}
     assert "document_outline -p doc_id=..." in cli("cypher", "--list").stdout
     checks = [json.loads(line) for line in cli("cypher", "--file", "integrity_checks", "--json").stdout.splitlines()]
-    assert len(checks) == 21 and all(row["failing"] == 0 for row in checks)
+    assert len(checks) == 23 and all(row["failing"] == 0 for row in checks)
     (workdir / "mine.cypher").write_text("MATCH (m:Meta) RETURN count(m) AS metas", encoding="utf-8")
     assert json.loads(cli("cypher", "-f", "mine.cypher", "--json").stdout) == {"metas": 1}
     needs = cli("cypher", "--file", "document_outline", check=False)

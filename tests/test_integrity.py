@@ -19,6 +19,7 @@ from neoweave.ingest import GraphWriter, IngestOptions, Ingestor, SourceOptions
 from neoweave.store.falkordb_store import FalkorDBStore
 
 CHECKS = {
+    "chunk without its text or embedding", "link without its context embedding",
     "chunk without section", "section without document", "entity without mention", "relation citing a deleted chunk",
     "relation evidence out of step", "mention forms out of step", "entity counts out of step",
     "inferred link whose evidence is gone",
@@ -82,7 +83,14 @@ def test_a_clean_enriched_graph_passes_every_check(template):
 
 
 PLANTED = {
-    "chunk without section": "CREATE (:Chunk {id: 'orphan', text: 'x'})",
+    # what a strategy cannot use: retrieval would have nothing to rank by (larag and ppr skip such a link)
+    "chunk without its text or embedding": "MATCH (c:Chunk) WITH c ORDER BY c.id LIMIT 1 SET c.embedding = null",
+    "chunk without its text or embedding (text)": "MATCH (c:Chunk) WITH c ORDER BY c.id LIMIT 1 SET c.text = null",
+    "link without its context embedding": (
+        "MATCH ()-[l:LINKS_TO]->() WHERE l.method = 'authored' WITH l LIMIT 1 SET l.context_embedding = null"),
+    "link without its context embedding (inferred)": (
+        "MATCH ()-[l:LINKS_TO]->() WHERE l.method = 'inferred' WITH l LIMIT 1 SET l.context_embedding = null"),
+    "chunk without section": "CREATE (:Chunk {id: 'orphan', text: 'x', embedding: vecf32([i IN range(1, 384) | 0.1])})",
     "section without document": "CREATE (:Section {id: 'orphan#s'})",
     # an entity no chunk mentions; one the caller imported (kg_import marks its method) may stand alone
     "entity without mention": "CREATE (:Entity:__Entity__ {id: 'person:ghost', key: 'ghost', method: 'fast'}), "

@@ -5,9 +5,12 @@ by `check`. Real store, embedding model and files."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from neoweave.query.base import LINK_CONTEXT_REPAIR
 
 PAGES = {
     "alpha.html": ("Alpha reactor", "The alpha reactor heats the coolant loop of the plant. It is cooled by "
@@ -83,3 +86,46 @@ def test_sync_after_removing_a_link_target_keeps_the_other_links_servable(kb, li
     assert len(report.deleted) == 1
     assert len(authored(kb.store)) == 2
     assert_servable(kb)
+
+
+def test_a_link_without_its_context_embedding_is_skipped_noted_and_flagged(kb, linked_site):
+    """However a link lost its context embedding (a graph from before ingest embedded them, an import of one),
+    larag and ppr answer without it and say so; `check` names it; the named repair makes the graph whole."""
+    alpha, beta = (str(linked_site / name) for name in ("alpha.html", "beta.html"))
+    kb.cypher("MATCH (s:Section {doc_id: $a})-[l:LINKS_TO]->(t:Section {doc_id: $b}) "
+              "SET l.context_embedding = null", {"a": f"file://{alpha}", "b": f"file://{beta}"}, write=True)
+    assert [row for row in links(kb.store) if not row["embedded"]]
+    failing = failing_checks(kb)
+    assert list(failing) == ["link without its context embedding"]
+    (source, target), = (example.split(" -> ") for example in failing["link without its context embedding"])
+    for name in LINK_STRATEGIES:
+        result = kb.retrieve("What cools the alpha reactor?", name, 3, walk_index="store") if name == "ppr" else \
+            kb.retrieve("What cools the alpha reactor?", name, 3)
+        assert result.items and result.trace.skipped_links == [(source, target)], name
+        assert result.trace.notes == [f"{name}: skipped 1 link(s) without a context embedding (e.g. {source} -> "
+                                      f"{target}); {LINK_CONTEXT_REPAIR}"]
+        assert (source, "LINKS_TO", target) not in result.trace.relationships
+    kb.ingest(linked_site)  # the repair the note names: unchanged documents are skipped, the context embedded
+    assert failing_checks(kb) == {}
+    assert not kb.retrieve("What cools the alpha reactor?", "larag", 3).trace.notes
+
+
+def test_the_probe_from_the_command_line(cli, workdir):
+    """Issue 74's probe as a user runs it: ingest three linked pages, enrich kg, delete one; larag and ppr answer
+    and check passes. A link planted without its context embedding: queries still answer and print a note,
+    check fails naming it."""
+    site = write_site(workdir / "pages")
+    cli("ingest", str(site))
+    cli("enrich", "kg")
+    cli("delete", str(site / "gamma.html"))
+    for name in LINK_STRATEGIES:
+        answered = cli("query", "What cools the alpha reactor?", "-s", name, "--k", "3")
+        assert "note:" not in answered.stdout
+    assert "all 23 checks pass" in cli("check").stdout
+    cli("cypher", "MATCH ()-[l:LINKS_TO]->() SET l.context_embedding = null", "--write")
+    noted = cli("query", "What cools the alpha reactor?", "-s", "larag", "--k", "3")
+    assert "note: larag: skipped 2 link(s) without a context embedding" in " ".join(noted.stdout.split())
+    flagged = cli("check", "--json", check=False)
+    assert flagged.returncode == 1
+    assert {row["check"]: row["failing"] for row in json.loads(flagged.stdout) if row["failing"]} == {
+        "link without its context embedding": 2}

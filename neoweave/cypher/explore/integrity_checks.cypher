@@ -1,6 +1,7 @@
 // Integrity checks: the graph's invariants (docs/enrich/kg.md), one row per check with how many fail it (0 on a
-// healthy graph) and up to five of them. Nodes without their parent or purpose (chunk without section, section
-// without document, entity no chunk mentions unless imported, tag on nothing, community without members or
+// healthy graph) and up to five of them. What a strategy cannot use (a chunk without its text or embedding, a
+// link without the context embedding larag and ppr rank it by: they skip it); nodes without their parent or
+// purpose (chunk without section, section without document, entity no chunk mentions unless imported, tag on nothing, community without members or
 // sub-communities); evidence that is gone or out of step (a relation's chunk_ids naming a deleted chunk, its
 // parallel evidence lists of different lengths, empty, or a weight that is not their sum; a mention edge's
 // surface-form lists likewise; an entity whose stored mention or relation count is not what its edges hold
@@ -13,6 +14,16 @@ MATCH (c:Chunk)
 WHERE NOT (c)<-[:HAS_CHUNK]-(:Section)
 WITH count(c) AS failing, collect(c.id)[0..5] AS examples
 RETURN 'chunk without section' AS check, failing, examples
+UNION ALL
+MATCH (c:Chunk)
+WHERE c.embedding IS NULL OR c.text IS NULL
+WITH count(c) AS failing, collect(c.id)[0..5] AS examples
+RETURN 'chunk without its text or embedding' AS check, failing, examples
+UNION ALL
+MATCH (s:Section)-[l:LINKS_TO]->(t:Section)
+WHERE l.context_embedding IS NULL
+WITH count(l) AS failing, collect(s.id + ' -> ' + t.id)[0..5] AS examples
+RETURN 'link without its context embedding' AS check, failing, examples
 UNION ALL
 MATCH (s:Section)
 WHERE NOT (s)<-[:HAS_SECTION]-(:Document)
