@@ -6,6 +6,8 @@ by `check`. Real store, embedding model and files."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,59 @@ def test_the_probe_from_the_command_line(cli, workdir):
     assert flagged.returncode == 1
     assert {row["check"]: row["failing"] for row in json.loads(flagged.stdout) if row["failing"]} == {
         "link without its context embedding": 2}
+
+
+MORE_PAGES = [
+    {"id": "a1", "title": "Aachen", "text": "Aachen is a city where Lothair II, Teutberga and Waldrada lived."},
+    {"id": "l1", "title": "Lotharingia", "text": "Lotharingia was the kingdom of Lothair II and Teutberga."},
+    {"id": "c1", "title": "CWI", "text": "CWI in Amsterdam is where Guido van Rossum created Python."},
+]
+
+
+def test_reads_while_enrich_kg_rewrites_inferred_links_never_meet_an_unembedded_link(kb, falkordb_server, embedder,
+                                                                                    tmp_path):
+    """Issue 74's `serve` during `enrich kg`: a second knowledge base on the same graph (another connection, read
+    only, as `serve` is) polls larag and ppr while pages homing entities the corpus mentions are ingested and
+    `enrich kg` recomputes the inferred links of the sections that mention them: every poll answers, and none meets
+    a link without its context embedding (links are written with theirs, one unit a batch)."""
+    from conftest import COMMUNITY_CORPUS, ingest_records
+
+    from neoweave.kb import KnowledgeBase
+    from neoweave.store.falkordb_store import FalkorDBStore
+
+    ingest_records(kb.store, embedder, tmp_path / "corpus.jsonl", COMMUNITY_CORPUS)
+    kb.enrich("kg")
+    inferred = "MATCH ()-[l:LINKS_TO {method: 'inferred'}]->() RETURN count(l) AS n"
+    assert kb.cypher(inferred)[0]["n"] > 0
+    reading = FalkorDBStore(server=falkordb_server, graph=kb.store.graph_name)
+    polls: list[tuple[str, list[str]]] = []
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def poll(reader: KnowledgeBase) -> None:
+        while not stop.is_set():
+            for name in LINK_STRATEGIES:
+                try:
+                    result = reader.retrieve("Who founded the Python Software Foundation?", name, 3)
+                except Exception as exc:  # every failure is the finding
+                    errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                else:
+                    polls.append((name, result.trace.notes))
+
+    with KnowledgeBase(kb.settings, store=reading, embedder=embedder, read_only=True) as reader:
+        poller = threading.Thread(target=poll, args=(reader,), daemon=True)
+        poller.start()
+        deadline = time.monotonic() + 60
+        while len(polls) + len(errors) < 2 and time.monotonic() < deadline:  # serving before the write starts
+            time.sleep(0.05)
+        # a page homing entities the corpus mentions: enrich kg recomputes the inferred links of their sections
+        ingest_records(kb.store, embedder, tmp_path / "more.jsonl", MORE_PAGES)
+        before = len(polls)
+        report = kb.enrich("kg")
+        stop.set()
+        assert report.counters.get("sections_relinked", 0) >= 3, report.counters
+        poller.join(timeout=60)
+    reading.close()
+    assert errors == []
+    assert len(polls) - before >= 4, "the reads must overlap the write"
+    assert [notes for _, notes in polls if notes] == []
