@@ -23,6 +23,7 @@ from neoweave.ingest import IngestInterrupted, IngestOptions, Ingestor, SourceOp
 from neoweave.ingest.chunking import DEFAULT_CHUNKING, Chunker
 from neoweave.ingest.documents import Document
 from neoweave.ingest.sources import iter_documents
+from neoweave.processes import Terminated, raise_on_sigterm
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_store import FalkorDBStore
 
@@ -55,10 +56,11 @@ def _failing_checks(store) -> dict[str, int]:
 
 
 class _StopAfter:
-    """The real embedder; after `calls` embedding calls the process gets a real SIGINT (as from Ctrl-C)."""
+    """The real embedder; after `calls` embedding calls the process gets a real SIGINT (as from Ctrl-C), or
+    `signum`."""
 
-    def __init__(self, embedder, calls: int) -> None:
-        self._embedder, self.calls = embedder, calls
+    def __init__(self, embedder, calls: int, signum: int = signal.SIGINT) -> None:
+        self._embedder, self.calls, self.signum = embedder, calls, signum
 
     def __getattr__(self, name):
         return getattr(self._embedder, name)
@@ -67,7 +69,7 @@ class _StopAfter:
         vectors = self._embedder.embed(texts)
         self.calls -= 1
         if self.calls == 0:
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(self.signum)
         return vectors
 
 
@@ -135,6 +137,20 @@ def test_a_large_document_in_parts_is_the_graph_of_one_unit_and_a_change_rewrite
     assert changed.documents_changed == 1
     assert diff(snapshot(second_store), snapshot(falkordb_store)) == []
     assert _failing_checks(falkordb_store) == {}
+
+
+def test_sigterm_stops_the_same_way_and_is_told_apart(falkordb_store, embedder, tmp_path):
+    page = _page(tmp_path / "manual.html", 60, 150)
+    previous = signal.getsignal(signal.SIGTERM)
+    raise_on_sigterm()  # as the CLI does: SIGTERM raises in the main thread like Ctrl-C
+    try:
+        with pytest.raises(IngestInterrupted) as stopped:
+            Ingestor(falkordb_store, _StopAfter(embedder, 2, signal.SIGTERM),
+                     IngestOptions(progress=False, large_document_chunks=10, embed_batch_chunks=8)).ingest(page)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert isinstance(stopped.value.__cause__, Terminated)  # the CLI exits 143 for it, 130 for Ctrl-C
+    assert stopped.value.report.incomplete and _failing_checks(falkordb_store) == {}
 
 
 def _until(stream, pattern: str, seconds: float) -> str:
