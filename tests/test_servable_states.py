@@ -90,6 +90,20 @@ def test_sync_after_removing_a_link_target_keeps_the_other_links_servable(kb, li
     assert_servable(kb)
 
 
+def test_links_re_resolved_unchanged_keep_their_embeddings_without_a_model(kb, tmp_path):
+    """Deleting a link target re-resolves the pages linking to it; their other links come back with the same
+    target, order and context and keep their context embeddings: no embedder is needed (none is given here)."""
+    from neoweave.ingest import GraphWriter
+
+    folder = write_site(tmp_path / "site")
+    kb.ingest(folder)
+    gamma = kb.cypher("MATCH (d:Document) WHERE d.path ENDS WITH 'gamma.html' RETURN d.id AS id")[0]["id"]
+    report = GraphWriter(kb.store).delete_documents([gamma])
+    assert report.documents == 2 and report.resolved == 2 and report.unresolved == 2  # alpha and beta
+    assert report.contexts_embedded == 0
+    assert [row["embedded"] for row in links(kb.store)] == [True, True]
+
+
 def test_a_link_without_its_context_embedding_is_skipped_noted_and_flagged(kb, linked_site):
     """However a link lost its context embedding (a graph from before ingest embedded them, an import of one),
     larag and ppr answer without it and say so; `check` names it; the named repair makes the graph whole."""

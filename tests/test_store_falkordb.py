@@ -307,7 +307,6 @@ EXAMPLES = {
     "larag_entity_seeds": {"section_ids": ["d1#a"], "query_embedding": _unit([1, 0, 0, 0]), "per_section": 1,
                            "exclude_chunk_ids": []},
     "entities_by_keys": {"keys": ["asyncio"]},
-    "document_authored_links": {"doc_ids": ["d1"]},
     "delete_links": {"rows": [{"source_id": "d1#a", "order": 0, "target_id": "d1#a"}]},
     # enrichment and entity statements (behaviour tested in test_enrich_kg.py)
     "document_chunk_ids": {"doc_ids": ["d1"]},

@@ -36,7 +36,7 @@ def _key(row: dict[str, Any]) -> LinkKey:
 
 def carry_link_contexts(stored: Sequence[dict[str, Any]], links: Sequence[dict[str, Any]],
                         embedder: TextEmbedder | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """What replacing the `stored` links (rows of `document_authored_links` or `section_inferred_links`) by
+    """What replacing the `stored` links (rows of `section_links_out`, of the kind being replaced) by
     `links` (rows to MERGE, with `context`) takes, in one write unit: the stored links to delete (`delete_links`
     rows: `links` no longer holds them), and the context embeddings to set (`set_link_context_embeddings` rows:
     every link that is new, points elsewhere, has another context, or had none). A link that comes back with its
