@@ -49,7 +49,10 @@ class KnowledgeBase(KnowledgeBaseCore):
         """Ingest a file or folder (HTML, JSON/JSONL, text, Markdown, PDF, DOCX), or in-memory records
         (`{"id", "title", "text", "url", "metadata"}`). `options` are `IngestOptions` and `SourceOptions`
         fields (format, base_url, chunk_size, chunk_overlap, max_file_bytes, skip_paths, ...). Unchanged
-        documents are skipped; every link's context is embedded before it returns."""
+        documents are skipped; every link's context is embedded before it returns. A document of more than
+        `large_document_chunks` chunks is written a few sections at a time; Ctrl-C raises `IngestInterrupted`
+        (its `report`: what was kept) once the parts already embedded are stored, and the next ingest of the
+        same path continues from them."""
         from neoweave.ingest import Ingestor
         from neoweave.ingest.pipeline import ingest_options
 
