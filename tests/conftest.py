@@ -254,3 +254,48 @@ def lines_until(stream: Iterable[str], marker: str, seconds: float) -> list[str]
         if marker in line or time.time() > deadline:
             break
     return lines
+
+
+REPOSITORY_ENTRIES = ["benchmarks", "docker", "docs", "examples", "notebooks", "scripts", "tests", "tools",
+                      "README.md", "ARCHITECTURE.md", "pyproject.toml"]
+
+
+def repository_layout(path: Path) -> Path:
+    """`path` laid out like the repository root, for commands run as the docs write them: its folders symlinked,
+    and `.venv` (this interpreter behind a `.venv/bin/neoweave` shim only when the checkout has none). Nothing is
+    written into the checkout's own `.neoweave`."""
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    path.mkdir(parents=True, exist_ok=True)
+    for name in REPOSITORY_ENTRIES:
+        if (root / name).exists():
+            (path / name).symlink_to(root / name)
+    if (root / ".venv" / "bin" / "neoweave").exists():
+        (path / ".venv").symlink_to(root / ".venv")
+    else:
+        bin_dir = path / ".venv" / "bin"
+        bin_dir.mkdir(parents=True)
+        (bin_dir / "python").symlink_to(sys.executable)
+        (bin_dir / "neoweave").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m neoweave.cli "$@"\n')
+        (bin_dir / "neoweave").chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="session")
+def readme_graph(tmp_path_factory) -> Path:
+    """The README's graph, built once a session as its first command and the tour's `enrich kg` build it (the
+    sample ingested, entities and relations): its data directory, its server stopped. Copy it to continue from
+    there (a copy's first command starts its own server)."""
+    import subprocess
+
+    cwd = repository_layout(tmp_path_factory.mktemp("readme-graph") / "repo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
+    try:
+        for command in (["ingest", "examples/hotpotqa/corpus.jsonl"], ["enrich", "kg"]):
+            result = subprocess.run([".venv/bin/neoweave", *command, "--no-progress"], cwd=cwd, env=env,
+                                    stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
+            assert result.returncode == 0, (command, result.stdout[-2000:], result.stderr[-3000:])
+    finally:
+        subprocess.run([".venv/bin/neoweave", "server", "stop"], cwd=cwd, env=env, capture_output=True, timeout=120)
+    return cwd / ".neoweave"

@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from conftest import free_port, repository_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]
@@ -47,8 +47,6 @@ COMMAND_LANGUAGES = {"", "bash", "sh", "shell", "console", "python"}
 MARKER = re.compile(r"^<!--\s*doc-test:\s*(?P<body>.*?)\s*-->$")
 TOUR_MARKER = "<!-- tour: tests/test_readme_tour.py runs this block -->"
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<language>[\w+-]*)")
-LINKED = ["benchmarks", "docker", "docs", "examples", "notebooks", "scripts", "tests", "tools",
-          "README.md", "ARCHITECTURE.md", "pyproject.toml"]
 STARTS = {"docs/ingest.md": "empty", "docs/python-api.md": "empty", "docs/backup.md": "small",
           "docs/export.md": "small"}
 """Where a page starts when it does not continue the README's graph."""
@@ -308,24 +306,6 @@ def clip(output: str, keep: int = 2000) -> str:
     return output if len(output) <= 2 * keep else f"{output[:keep]}\n[...]\n{output[-keep:]}"
 
 
-def repository_layout(path: Path) -> Path:
-    """`path` laid out like the repository root: its folders symlinked, and `.venv` (this interpreter behind a
-    shim only when the checkout has no `.venv/bin/neoweave`)."""
-    path.mkdir(parents=True, exist_ok=True)
-    for name in LINKED:
-        if (ROOT / name).exists():
-            (path / name).symlink_to(ROOT / name)
-    if (ROOT / ".venv" / "bin" / "neoweave").exists():
-        (path / ".venv").symlink_to(ROOT / ".venv")
-    else:
-        bin_dir = path / ".venv" / "bin"
-        bin_dir.mkdir(parents=True)
-        (bin_dir / "python").symlink_to(sys.executable)
-        (bin_dir / "neoweave").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m neoweave.cli "$@"\n')
-        (bin_dir / "neoweave").chmod(0o755)
-    return path
-
-
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")} | {"PYTHONUNBUFFERED": "1"}
 
@@ -346,13 +326,12 @@ def stop_servers(cwd: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def readme_dir(tmp_path_factory) -> Iterator[Path]:
-    """A directory holding the README's graph, built as its first command and tour build it (without setup.sh,
-    which CI has just run); the pages that continue from there run in it, one after another."""
+def readme_dir(tmp_path_factory, readme_graph) -> Iterator[Path]:
+    """A directory holding a copy of the README's graph (conftest's `readme_graph`); the pages that continue
+    from there run in it, one after another."""
     cwd = repository_layout(tmp_path_factory.mktemp("docs-readme") / "repo")
+    shutil.copytree(readme_graph, cwd / ".neoweave", symlinks=True)
     try:
-        neoweave(cwd, "ingest", "examples/hotpotqa/corpus.jsonl", "--no-progress")
-        neoweave(cwd, "enrich", "kg", "--no-progress")
         yield cwd
     finally:
         stop_servers(cwd)
