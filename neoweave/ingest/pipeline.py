@@ -195,7 +195,7 @@ class Ingestor:
                 documents = iter(items(stats))
                 while True:
                     budget.wait(stop)  # a large document in flight: read the next file once it is nearly done
-                    item = next(documents, _DONE)
+                    item = _DONE if stop.is_set() else next(documents, _DONE)
                     if item is _DONE or stop.is_set():
                         return
                     if isinstance(item, Document):
@@ -242,10 +242,10 @@ class Ingestor:
             stop.set()
             to_write.put(_DONE)
             writer.join()
-            while producer.is_alive():  # unblock a producer waiting on a full queue
-                with contextlib.suppress(queue.Empty):
+            while producer.is_alive() and interrupted is None:  # unblock a producer waiting on a full queue
+                with contextlib.suppress(queue.Empty):    # (after Ctrl-C a file being parsed is not waited for)
                     parsed.get(timeout=0.1)
-            producer.join()
+            producer.join(None if interrupted is None else 0)
             progress.close()
         if failure:
             exc = failure[0]
