@@ -282,20 +282,39 @@ def repository_layout(path: Path) -> Path:
     return path
 
 
+README_TOUR_MARKER = "<!-- tour: tests/test_readme_tour.py runs this block -->"
+
+
+def readme_commands() -> tuple[list[list[str]], list[list[str]]]:
+    """The README's first command's neoweave steps and its tour's commands, each as the argv a shell runs."""
+    import shlex
+
+    lines = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").splitlines()
+    first = next(line for line in lines if line.startswith("bash scripts/setup.sh"))
+    main_job = [shlex.split(part) for part in first.split("&&")[1:]]
+    start = lines.index(README_TOUR_MARKER)
+    assert lines[start + 1].strip() == "```bash", "the tour marker must be followed by a bash block"
+    end = next(i for i in range(start + 2, len(lines)) if lines[i].strip() == "```")
+    tour = [argv for argv in (shlex.split(line, comments=True) for line in lines[start + 2:end]) if argv]
+    return main_job, tour
+
+
 @pytest.fixture(scope="session")
 def readme_graph(tmp_path_factory) -> Path:
-    """The README's graph, built once a session as its first command and the tour's `enrich kg` build it (the
-    sample ingested, entities and relations): its data directory, its server stopped. Copy it to continue from
-    there (a copy's first command starts its own server)."""
+    """The README's graph, built once a session by the README's own commands as written: its first command
+    (`setup.sh` left out, CI has just run it) and the tour's first line (`enrich kg`). Its data directory, its
+    server stopped; copy it to continue from there (a copy's first command starts its own server)."""
     import subprocess
 
+    main_job, tour = readme_commands()
+    assert tour[0][1:3] == ["enrich", "kg"], "the tour starts with enrich kg"
     cwd = repository_layout(tmp_path_factory.mktemp("readme-graph") / "repo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
     try:
-        for command in (["ingest", "examples/hotpotqa/corpus.jsonl"], ["enrich", "kg"]):
-            result = subprocess.run([".venv/bin/neoweave", *command, "--no-progress"], cwd=cwd, env=env,
-                                    stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
-            assert result.returncode == 0, (command, result.stdout[-2000:], result.stderr[-3000:])
+        for argv in [*main_job, tour[0]]:
+            result = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                    text=True, timeout=1800)
+            assert result.returncode == 0, (argv, result.stdout[-2000:], result.stderr[-3000:])
     finally:
         subprocess.run([".venv/bin/neoweave", "server", "stop"], cwd=cwd, env=env, capture_output=True, timeout=120)
     return cwd / ".neoweave"

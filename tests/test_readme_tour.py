@@ -1,36 +1,25 @@
 """The README's first command and its tour, run as written on the shipped corpus (examples/hotpotqa): the README
-cannot rot without this failing. Only the interpreter changes (`.venv/bin/neoweave` -> this Python's
-`-m neoweave.cli`), `setup.sh` is left out (CI has just run it), and `serve` gets a free port."""
+cannot rot without this failing. The commands run literally (`.venv/bin/neoweave ...`) from a directory laid out
+like the repository root, with the default `./.neoweave`; `setup.sh` is left out (CI has just run it, with
+`--local-llm`, which the tour's `--answer` line needs), and `serve` gets a free port. The first command and the
+tour's `enrich kg` build the session's `readme_graph` (conftest), which the docs' pages continue from too; this
+test goes on from a copy of it."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
+import shutil
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port, lines_until
+from conftest import free_port, lines_until, readme_commands, repository_layout
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKER = "<!-- tour: tests/test_readme_tour.py runs this block -->"
 NEOWEAVE = ".venv/bin/neoweave"
 TOUR_QUESTION_GOLD = {"Leland, North Carolina", "Maximum Overdrive"}
-
-
-def readme_blocks(text: str) -> tuple[list[list[str]], list[list[str]]]:
-    """(the first command's neoweave steps, the tour's commands), each as argv lists."""
-    lines = text.splitlines()
-    first = next(line for line in lines if line.startswith("bash scripts/setup.sh"))
-    main_job = [shlex.split(part) for part in first.split("&&")[1:]]
-    start = lines.index(MARKER)
-    assert lines[start + 1].strip() == "```bash", "the tour marker must be followed by a bash block"
-    end = next(i for i in range(start + 2, len(lines)) if lines[i].strip() == "```")
-    tour = [argv for argv in (shlex.split(line, comments=True) for line in lines[start + 2:end]) if argv]
-    return main_job, tour
 
 
 def test_the_readme_names_its_two_commands_and_stays_short():
@@ -38,33 +27,32 @@ def test_the_readme_names_its_two_commands_and_stays_short():
     assert len(text.splitlines()) <= 250
     assert "bash scripts/test.sh" in text and (ROOT / ".ci" / "run").read_text().strip().endswith(
         "exec bash scripts/test.sh")
-    main_job, tour = readme_blocks(text)
+    main_job, tour = readme_commands()
     assert [argv[1] for argv in main_job] == ["ingest", "status"]
     assert all(argv[0] == NEOWEAVE for argv in main_job + tour)
-    assert tour[-1][1] == "serve"
-
+    assert tour[0][1:3] == ["enrich", "kg"] and tour[-1][1] == "serve"
+    assert any("--answer" in argv for argv in tour)  # the tour shows an answer, not only retrieval
 
 
 @pytest.fixture
-def tour_dir(workdir):
-    (workdir / "examples").symlink_to(ROOT / "examples")
-    return workdir
+def tour_dir(tmp_path, readme_graph):
+    """The repository's layout holding a copy of the graph the README's first command and `enrich kg` built."""
+    cwd = repository_layout(tmp_path / "repo")
+    shutil.copytree(readme_graph, cwd / ".neoweave", symlinks=True)
+    return cwd
 
 
 def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
-    main_job, tour = readme_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    _main_job, tour = readme_commands()
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEOWEAVE_")}
 
     def run(argv: list[str]) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "neoweave.cli", *argv[1:]]
-        result = subprocess.run(command, cwd=tour_dir, env=env, capture_output=True, text=True, timeout=900)
+        result = subprocess.run(argv, cwd=tour_dir, env=env, capture_output=True, text=True, timeout=900)
         assert result.returncode == 0, (argv, result.stderr[-2000:])
         return result
 
     try:
-        for argv in main_job:
-            run(argv)
-        for argv in tour[:-1]:
+        for argv in tour[1:-1]:  # tour[0], enrich kg, built the readme_graph
             result = run(argv)
             if argv[1] == "query" and "--answer" in argv:  # the local model, started from ./.neoweave
                 assert "Stephen King" in result.stdout and "[1]" in result.stdout, result.stdout[-2000:]
@@ -79,8 +67,8 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
                 assert "neo4j-viz-data" in page and "Maximum Overdrive" in page and len(page) < 1_000_000
                 assert sorted(p.suffix for p in tour_dir.glob("neoweave-viz-*")) == [".css", ".js"]  # beside it
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "neoweave.cli", *tour[-1][1:], "--port", str(port)],
-                                  cwd=tour_dir, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+        server = subprocess.Popen([*tour[-1], "--port", str(port)], cwd=tour_dir,
+                                  env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         try:
             lines_until(server.stdout, "serving", 180)  # type: ignore[arg-type]
@@ -90,7 +78,7 @@ def test_the_tour_runs_as_written_on_the_shipped_corpus(tour_dir):
         finally:
             server.terminate()
             server.wait(timeout=30)
+        assert not (tour_dir / ".neoweave" / "serve.json").exists()
     finally:
         for stop in (["llm", "stop"], ["server", "stop"]):
-            subprocess.run([sys.executable, "-m", "neoweave.cli", *stop], cwd=tour_dir, env=env,
-                           capture_output=True, timeout=60)
+            subprocess.run([NEOWEAVE, *stop], cwd=tour_dir, env=env, capture_output=True, timeout=60)
