@@ -243,8 +243,11 @@ class Ingestor:
             to_write.put(_DONE)
             writer.join()
             while producer.is_alive() and interrupted is None:  # unblock a producer waiting on a full queue
-                with contextlib.suppress(queue.Empty):    # (after Ctrl-C a file being parsed is not waited for)
+                with contextlib.suppress(queue.Empty):
                     parsed.get(timeout=0.1)
+            with contextlib.suppress(queue.Empty):  # after Ctrl-C a file being parsed is not waited for: room for
+                while interrupted is not None:      # its last put, then it sees the stop and ends
+                    parsed.get_nowait()
             producer.join(None if interrupted is None else 0)
             progress.close()
         if failure:
@@ -278,8 +281,7 @@ class Ingestor:
         report.seconds = time.perf_counter() - started
 
     def _write(self, job: DocumentBatch | DocumentPart, report: IngestReport) -> None:
-        """Write one unit, count what it stored, and let go of its vectors (a large document's parts already
-        written need none)."""
+        """Write one unit, count what it stored, and let go of its vectors (written parts need none)."""
         if isinstance(job, DocumentBatch):
             self.writer.write_documents(job.docs, job.changed)
             report.documents_changed += len(job.changed)
@@ -365,8 +367,7 @@ class Ingestor:
 
     def _parts(self, doc: Document, report: IngestReport, progress: IngestProgress, budget: ChunkBudget
                ) -> Iterator[DocumentPart]:
-        """A large document's parts: all of them, or those after the sections a stopped run stored of the same
-        content."""
+        """A large document's parts: all, or those after the sections a stopped run stored of this content."""
         state = self.writer.write_states([doc.id]).get(doc.id)
         if state is not None and state.content_hash == doc.content_hash:
             report.documents_unchanged += 1
