@@ -54,7 +54,8 @@ def test_every_saved_query_runs_and_finds_what_it_is_for(full_graph):
                       "community report older than its members": 0, "tag on nothing": 0,
                       "community without members": 0, "entity id held twice": 0,
                       "entity key held twice in a group": 0, "community id held twice": 0, "mention edge twice": 0,
-                      "relation edge twice": 0, "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0}
+                      "relation edge twice": 0, "RST edge twice": 0, "tag edge twice": 0, "membership edge twice": 0,
+                      "link without its context embedding": 0, "chunk without its text or embedding": 0}
     assert rows["broken_links"][0]["unresolved"] >= 1  # the site links to a page it does not have
     patterns = {(row["source"], row["type"], row["target"]) for row in rows["graph_schema"]}
     assert {("Section", "LINKS_TO", "Section"), ("Chunk", "MENTIONS", "Entity"), ("Chunk", "RST", "Chunk"),
