@@ -33,14 +33,24 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     server.stop()
 
 
-@pytest.fixture
-def falkordb_store(falkordb_server: EmbeddedFalkorDB) -> Iterator[FalkorDBStore]:
-    """A store on a graph of its own, deleted afterwards."""
-    store = FalkorDBStore(server=falkordb_server, graph=f"test_{uuid.uuid4().hex[:12]}")
+def _graph_of_its_own(server: EmbeddedFalkorDB) -> Iterator[FalkorDBStore]:
+    store = FalkorDBStore(server=server, graph=f"test_{uuid.uuid4().hex[:12]}")
     yield store
     with contextlib.suppress(Exception):  # the graph may never have been created
         store._graph_handle().delete()
     store.close()
+
+
+@pytest.fixture
+def falkordb_store(falkordb_server: EmbeddedFalkorDB) -> Iterator[FalkorDBStore]:
+    """A store on a graph of its own, deleted afterwards."""
+    yield from _graph_of_its_own(falkordb_server)
+
+
+@pytest.fixture
+def second_store(falkordb_server: EmbeddedFalkorDB) -> Iterator[FalkorDBStore]:
+    """Another empty graph on the session's server: what a one-shot ingest or a rebuild gives, to compare with."""
+    yield from _graph_of_its_own(falkordb_server)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ sections and says so, and the next run completes the document to the graph a one
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -12,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -71,16 +69,6 @@ class _StopAfter:
         if self.calls == 0:
             signal.raise_signal(self.signum)
         return vectors
-
-
-@pytest.fixture
-def second_store(falkordb_server):
-    """Another graph on the session's server: the one-shot ingest the parts are compared with."""
-    store = FalkorDBStore(server=falkordb_server, graph=f"test_{uuid.uuid4().hex[:12]}")
-    yield store
-    with contextlib.suppress(Exception):
-        store._graph_handle().delete()
-    store.close()
 
 
 def test_a_stopped_large_document_is_kept_incomplete_and_the_next_run_completes_it(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import uuid
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,6 @@ from conftest import COMMUNITY_CORPUS
 from neoweave.cypher.registry import explore_query
 from neoweave.errors import NeoweaveError
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
-from neoweave.store.falkordb_store import FalkorDBStore
 
 PAGES = {
     "guide.md": "# Event loops\n\nThe event loop in asyncio runs coroutines and callbacks. Tasks wrap coroutines "
@@ -72,22 +69,12 @@ def _failing_checks(store) -> dict[str, int]:
             if row["failing"]}
 
 
-@pytest.fixture
-def fresh_store(falkordb_server):
-    """A second, empty graph: what ingesting the final folder from scratch gives."""
-    store = FalkorDBStore(server=falkordb_server, graph=f"test_{uuid.uuid4().hex[:12]}")
-    yield store
-    with contextlib.suppress(Exception):
-        store._graph_handle().delete()
-    store.close()
-
-
 def _ingest_fresh(store, embedder, path: Path) -> dict[str, list[str]]:
     Ingestor(store, embedder, IngestOptions(sources=SourceOptions(), progress=False)).ingest(path)
     return _documents(store)
 
 
-def test_a_folder_is_mirrored_and_the_removed_documents_facts_go(kb, embedder, fresh_store, tmp_path):
+def test_a_folder_is_mirrored_and_the_removed_documents_facts_go(kb, embedder, second_store, tmp_path):
     folder = _write(tmp_path / "docs", PAGES)
     first = kb.sync(folder)
     assert (len(first.added), len(first.updated), len(first.deleted), first.unchanged) == (4, 0, 0, 0)
@@ -132,7 +119,7 @@ def test_a_folder_is_mirrored_and_the_removed_documents_facts_go(kb, embedder, f
     assert [d.id for d in report.deleted] == [history_id] and report.unchanged == 2 and report.kept == []
     assert report.ingest.documents_new == 1 and report.ingest.documents_changed == 1
     # the graph holds what ingesting the final folder from scratch gives: same documents, same chunk texts
-    assert _documents(store) == _ingest_fresh(fresh_store, embedder, folder)
+    assert _documents(store) == _ingest_fresh(second_store, embedder, folder)
     # the removed document's chunks and every fact derived from them are gone
     assert store.run("document_chunk_ids", {"doc_ids": [history_id]}) == []
     assert not store.query(eiffel)
@@ -155,7 +142,7 @@ def test_a_folder_is_mirrored_and_the_removed_documents_facts_go(kb, embedder, f
     assert _failing_checks(store) == {}
 
 
-def test_a_record_removed_from_a_jsonl_file_is_a_deleted_document(kb, embedder, fresh_store, tmp_path):
+def test_a_record_removed_from_a_jsonl_file_is_a_deleted_document(kb, embedder, second_store, tmp_path):
     corpus = _jsonl(tmp_path / "corpus.jsonl", RECORDS)
     assert len(kb.sync(corpus).added) == 4
     changed = dict(RECORDS[2], text="Teutberga was queen of Lotharingia and wife of Lothair II.")
@@ -164,7 +151,7 @@ def test_a_record_removed_from_a_jsonl_file_is_a_deleted_document(kb, embedder, 
     assert [d.id for d in report.deleted] == ["r2"] and [d.id for d in report.updated] == ["r3"]
     assert [d.id for d in report.added] == ["r5"] and report.unchanged == 2
     assert report.added[0].source == f"{corpus}:4" and report.deleted[0].path == str(corpus)
-    assert _documents(kb.store) == _ingest_fresh(fresh_store, embedder, corpus)
+    assert _documents(kb.store) == _ingest_fresh(second_store, embedder, corpus)
 
 
 def test_records_of_jsonl_files_under_a_folder_and_unreadable_files(kb, tmp_path):
