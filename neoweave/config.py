@@ -44,7 +44,9 @@ class FalkorDBSettings(_Section):
                            description="server data: append-only file, socket, logs (relative: to the "
                                        "working directory, or in a config file to the file's directory)")
     graph: str = Field("neoweave", pattern=r"^[A-Za-z_][A-Za-z0-9_\-]*$")
-    ef_runtime: int = Field(100, ge=1, le=10_000, description="HNSW search breadth (FalkorDB's default 10)")
+    ef_runtime: int = Field(100, ge=1, le=10_000,
+                            description="the index's own HNSW search breadth (FalkorDB's default 10); "
+                                        "neoweave's queries search at least 400 (VECTOR_SEARCH_BREADTH)")
     ef_construction: int = Field(200, ge=1, le=10_000,
                                  description="HNSW build breadth, fixed when the index is created: 100 "
                                              "loads 18-36% faster at the same recall@10 (docs/scaling.md)")

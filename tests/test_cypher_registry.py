@@ -17,11 +17,15 @@ RETURN node.id AS id, score, {{cosine node.embedding v}} AS again, v
 def test_macros_render_per_backend():
     falkor = _parse("x", "falkordb", MACROS, "x.cypher")
     neo = _parse("x", "neo4j", MACROS, "x.cypher")
-    assert "db.idx.vector.queryNodes('Chunk', 'embedding', 2 * $k + 50, vecf32($q))" in falkor.text
-    assert "ORDER BY score DESC LIMIT $k" in falkor.text  # over-fetched, cut to k
+    # both search at least VECTOR_SEARCH_BREADTH neighbours (FalkorDB 2k + 50 for its orphans), cut to k with
+    # ties broken by the key
+    assert ("db.idx.vector.queryNodes('Chunk', 'embedding', CASE WHEN 2 * $k + 50 > 400 THEN 2 * $k + 50 "
+            "ELSE 400 END, vecf32($q))") in falkor.text
+    assert "ORDER BY round(score * 1000000) DESC, node.id LIMIT $k" in falkor.text
     assert "1 - distance AS score" in falkor.text
     assert "(1 - vec.cosineDistance(node.embedding, v))" in falkor.text
-    assert "db.index.vector.queryNodes('chunk_embedding', $k, $q)" in neo.text
+    assert "db.index.vector.queryNodes('chunk_embedding', CASE WHEN $k > 400 THEN $k ELSE 400 END, $q)" in neo.text
+    assert "ORDER BY round(score * 1000000) DESC, node.id LIMIT $k" in neo.text
     assert "2 * similarity - 1 AS score" in neo.text
     assert "(2 * vector.similarity.cosine(node.embedding, v) - 1)" in neo.text
     assert "WITH vecf32($q) AS v" in falkor.text and "WITH $q AS v" in neo.text  # a list parameter becomes a vector

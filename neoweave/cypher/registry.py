@@ -46,6 +46,11 @@ from neoweave.graph_schema.render import BACKENDS, Backend
 VECTOR_ORPHAN_SLACK = 50
 """Extra neighbours a FalkorDB vector query asks for beyond 2k, and so the orphan vectors a label may hold before
 its index is rebuilt (`{{vector_nodes}}`, `FalkorDBStore.refresh_vector_indexes`)."""
+VECTOR_SEARCH_BREADTH = 400
+"""Neighbours every vector query asks the index for at least, keeping the best k: the HNSW search breadth (ef).
+An index whose vectors were updated in place (FalkorDB re-inserts a node's vector on any update of the node, so
+each enrich step that marks its chunks does) loses some true neighbours at the default breadth; searching wider
+finds them again (docs/benchmarks/vector_recall.md)."""
 PARAM_TYPES = ("INTEGER", "FLOAT", "STRING", "BOOLEAN", "LIST", "MAP", "VECTOR", "ANY")
 _PARAM_LINE = re.compile(r"^//\s*@param\s+([A-Za-z_]\w*)\s*:\s*([A-Z]+)\s*(.*)$")
 _MACRO = re.compile(r"\{\{\s*(\w+)((?:\s+[^\s}]+)*)\s*\}\}")
@@ -120,16 +125,19 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         need(3)
         index, k, embedding = args
         label, prop = _vector_index_target(index, statement)
+        # Both backends search VECTOR_SEARCH_BREADTH neighbours at least and keep the best k, ties (scores equal
+        # to 1e-6) broken by the node's key, so an index grown, updated or rebuilt in any order gives one answer.
         if backend == "falkordb":
-            # FalkorDB's HNSW query returns fewer than k when orphan vectors (FalkorDB#2179: the old vector of
-            # every updated or deleted node stays) fill its top k: ask for 2k + VECTOR_ORPHAN_SLACK and keep the
-            # best k, exact while a label has at most that many orphans (`FalkorDBStore.refresh_vector_indexes`
-            # rebuilds past it). Up to k = 25 the HNSW breadth stays efRuntime's (100): the same neighbours.
-            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', 2 * {k} + {VECTOR_ORPHAN_SLACK}, "
-                    f"vecf32({embedding})) "
-                    f"YIELD node, score AS distance WITH *, 1 - distance AS score ORDER BY score DESC LIMIT {k}")
-        return (f"CALL db.index.vector.queryNodes('{index}', {k}, {embedding}) "
-                f"YIELD node, score AS similarity WITH *, 2 * similarity - 1 AS score")
+            # FalkorDB's HNSW query also returns fewer than k when orphan vectors (FalkorDB#2179: the old vector
+            # of every updated or deleted node stays) fill its top k: ask for 2k + VECTOR_ORPHAN_SLACK at least,
+            # exact while a label has at most that many orphans (`FalkorDBStore.refresh_vector_indexes`).
+            fetch = _at_least(f"2 * {k} + {VECTOR_ORPHAN_SLACK}", VECTOR_SEARCH_BREADTH)
+            return (f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {fetch}, vecf32({embedding})) "
+                    f"YIELD node, score AS distance WITH *, 1 - distance AS score "
+                    f"ORDER BY round(score * 1000000) DESC, node.id LIMIT {k}")
+        return (f"CALL db.index.vector.queryNodes('{index}', {_at_least(k, VECTOR_SEARCH_BREADTH)}, {embedding}) "
+                f"YIELD node, score AS similarity WITH *, 2 * similarity - 1 AS score "
+                f"ORDER BY round(score * 1000000) DESC, node.id LIMIT {k}")
     if name == "fulltext_nodes":
         need(2)
         index, query = args
@@ -152,6 +160,11 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         need(1)
         return f"id({args[0]})" if backend == "falkordb" else f"{args[0]}.id"
     raise StatementError(f"statement '{statement}': unknown macro {{{{{name}}}}}")
+
+
+def _at_least(expression: str, floor: int) -> str:
+    """`expression`, or `floor` when it is smaller (Cypher has no scalar max on both backends)."""
+    return f"CASE WHEN {expression} > {floor} THEN {expression} ELSE {floor} END"
 
 
 def _code_only(text: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from neoweave.cypher import registry
-from neoweave.cypher.registry import Statement
+from neoweave.cypher.registry import VECTOR_SEARCH_BREADTH, Statement
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION, GraphSchema
 from neoweave.graph_schema.render import Backend, DdlStep
@@ -296,8 +296,9 @@ class GraphStore(ABC):
         return self._fulltext_query(terms) if terms else None
 
     def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
-        """Neighbours to ask the index for: more than k when a filter will drop some."""
-        return k * oversample if filtered else k
+        """Neighbours to ask the index for: more than k when a filter will drop some, and never fewer than the
+        search breadth that finds an updated index's true neighbours (`VECTOR_SEARCH_BREADTH`)."""
+        return max(k * oversample if filtered else k, VECTOR_SEARCH_BREADTH)
 
     @abstractmethod
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]: ...

@@ -15,7 +15,7 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 
-from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
+from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK, VECTOR_SEARCH_BREADTH
 from neoweave.errors import NeoweaveError, ReadTimeout, StoreUnavailable
 from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
@@ -251,7 +251,7 @@ class FalkorDBStore(GraphStore):
 
     def _fetch_k(self, k: int, filtered: bool, oversample: int) -> int:
         # orphan vectors take places in FalkorDB's answer (`refresh_vector_indexes`): always over-fetch
-        return max(k * oversample if filtered else k, 2 * k + VECTOR_ORPHAN_SLACK)
+        return max(k * oversample if filtered else k, 2 * k + VECTOR_ORPHAN_SLACK, VECTOR_SEARCH_BREADTH)
 
     def _fulltext_params(self, index: str, label: str) -> dict[str, Any]:
         return {"label": label}
