@@ -3,4 +3,4 @@
 // @param embedding: VECTOR  embedding of the question's keywords (L2-normalised)
 {{vector_nodes chunk_keywords_embedding $k $embedding}}
 RETURN node.id AS chunk_id, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, chunk_id

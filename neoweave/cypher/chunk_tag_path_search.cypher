@@ -3,4 +3,4 @@
 // @param embedding: VECTOR  query embedding (L2-normalised)
 {{vector_nodes chunk_tag_path_embedding $k $embedding}}
 RETURN node.id AS chunk_id, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, chunk_id

@@ -6,6 +6,6 @@
 UNWIND $terms AS term
 {{fulltext_nodes chunk_text term}}
 WITH term, node, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, node.id
 WITH term, collect(node.id) AS hits
 RETURN term, size(hits) AS df, hits[..$per_term] AS top

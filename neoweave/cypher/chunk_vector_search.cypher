@@ -5,4 +5,4 @@
 MATCH (s:Section)-[:HAS_CHUNK]->(node)
 RETURN node.id AS chunk_id, node.text AS text, node.doc_id AS doc_id, s.id AS section_id, s.title AS section_title,
        s.url AS url, node.token_count AS token_count, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, chunk_id

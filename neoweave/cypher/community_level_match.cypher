@@ -8,8 +8,8 @@ WITH c
 WHERE c.full_report IS NOT NULL AND c.embedding IS NOT NULL AND coalesce(c.rating, 0.0) >= $min_rating
 WITH collect(c) AS reports, {{vector $embedding}} AS question_vector
 UNWIND reports AS c
-WITH c.level AS level, {{cosine c.embedding question_vector}} AS score
-ORDER BY level, score DESC
+WITH c.level AS level, c.id AS id, {{cosine c.embedding question_vector}} AS score
+ORDER BY level, round(score * 1000000) DESC, id
 WITH level, collect(score) AS scores
 RETURN level, scores[..$m] AS best
 ORDER BY level

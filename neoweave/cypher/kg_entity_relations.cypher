@@ -18,7 +18,7 @@ MATCH (e:Entity {id: entity_id})
 WHERE coalesce(e.relation_count, 0) <= $max_degree
 MATCH (e)-[r:RELATED]-(o:Entity)
 WITH e, r, o, coalesce({{cosine o.embedding question_vector}}, 0.0) + $weight_factor * log(1 + coalesce(r.weight, 1.0)) AS score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, o.id, startNode(r).id, r.type
 WHERE score >= $min_score
 // keep references while sorting and slicing: projecting every relation's properties first cost 2x on hubs
 WITH e, collect([r, o, score])[0..$per_entity] AS best

@@ -3,4 +3,4 @@
 // @param embedding: VECTOR  question embedding (L2-normalised)
 {{vector_nodes entity_embedding $k $embedding}}
 RETURN node.id AS id, node.name AS name, node.type AS type, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, id

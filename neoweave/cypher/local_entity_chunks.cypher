@@ -8,7 +8,7 @@ UNWIND $entity_ids AS entity_id
 MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: entity_id})
 WITH question_vector, c, collect(e.id) AS entity_ids
 WITH c, entity_ids, {{cosine c.embedding question_vector}} AS score
-ORDER BY size(entity_ids) DESC, score DESC
+ORDER BY size(entity_ids) DESC, round(score * 1000000) DESC, c.id
 LIMIT $limit
 MATCH (s:Section)-[:HAS_CHUNK]->(c)
 RETURN c.id AS chunk_id, c.text AS text, c.doc_id AS doc_id, s.id AS section_id, s.title AS section_title,

@@ -7,4 +7,4 @@ WITH node, score
 WHERE any(entry IN coalesce(node.enriched, []) WHERE entry STARTS WITH $signature)
 RETURN node.id AS id, node.doc_id AS doc_id, node.order AS order, node.text AS text, node.embedding AS embedding,
        node.main_idea AS main_idea, score
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, id

@@ -28,6 +28,7 @@ from neoweave.query.base import (
     register,
 )
 from neoweave.query.entity_linking import link_question
+from neoweave.query.ranking import best_first
 
 
 @register
@@ -138,7 +139,7 @@ class CommunityLocalRetriever(Strategy):
                 item = ranked[row["chunk_id"]] = ContextItem.from_row(row, "entity")
             item.score = max(item.score, score)
             item.details["entities"] = found
-        return sorted(ranked.values(), key=lambda item: (-item.score, item.chunk_id))
+        return sorted(ranked.values(), key=lambda item: best_first(item.score, item.chunk_id))
 
     @staticmethod
     def _facts(rows: list[dict]) -> list[Fact]:
@@ -149,7 +150,7 @@ class CommunityLocalRetriever(Strategy):
             if pair in facts and facts[pair].score >= score:
                 continue
             facts[pair] = Fact.from_relation_row(row, score, 1)
-        return sorted(facts.values(), key=lambda f: (-f.score, f.source_id, f.target_id))
+        return sorted(facts.values(), key=lambda f: best_first(f.score, f.source_id, f.relation, f.target_id))
 
 
 def _pack(ranked: list, budget: int) -> tuple[list, int]:

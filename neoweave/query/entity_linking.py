@@ -13,6 +13,7 @@ from typing import Any
 
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.names import STOPWORDS, concept_key, normalize
+from neoweave.query.ranking import best_first
 from neoweave.store.base import GraphStore
 from neoweave.store.values import fulltext_terms
 
@@ -155,7 +156,7 @@ def link_question(run: Run, store: GraphStore, question: str, embedding: list[fl
     if entity_k:
         named_words = _content_words(row["name"] for row in rows
                                      if row["via"] != "vector" and seeds.get(row["id"]) == 1.0)
-        nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: -float(r["score"]))
+        nearest = sorted((r for r in rows if r["via"] == "vector"), key=lambda r: best_first(r["score"], r["id"]))
         for row in nearest[:entity_k]:
             if float(row["score"]) < min_similarity or row["id"] in seeds:
                 continue

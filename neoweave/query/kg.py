@@ -35,6 +35,7 @@ from neoweave.query.base import (
     register,
 )
 from neoweave.query.entity_linking import link_question
+from neoweave.query.ranking import best_first
 from neoweave.query.walk_index import WALK_INDEX_USES, WalkIndex, walk_index_for
 from neoweave.query.walk_relations import relation_candidates
 
@@ -147,11 +148,11 @@ class KGRetriever(Strategy):
                 found[pair] = (row, score, hop)
                 if row["other_id"] not in expanded:
                     reached[row["other_id"]] = max(reached.get(row["other_id"], -math.inf), score)
-            frontier = sorted(reached, key=lambda entity: -reached[entity])[:self.beam]
+            frontier = sorted(reached, key=lambda entity: best_first(reached[entity], entity))[:self.beam]
             expanded.update(frontier)
             if not frontier:
                 break
-        ranked = sorted(found.values(), key=lambda f: (-f[1], *_ends(f[0])))
+        ranked = sorted(found.values(), key=lambda f: best_first(f[1], *_ends(f[0])))
         kept = self._as_facts(ranked[:self.max_facts], index, trace)
         for fact in kept:
             trace.node(fact.source_id)
@@ -231,7 +232,7 @@ class KGRetriever(Strategy):
                 options = [rows[c] for c in fact.chunk_ids if c in rows and c not in taken]
                 if not options:
                     continue
-                best = max(options, key=lambda row: float(row["score"]))
+                best = min(options, key=lambda row: best_first(row["score"], row["chunk_id"]))
                 taken.add(best["chunk_id"])
                 trace.chunk(best["section_id"], best["chunk_id"])
                 trace.relationship(best["chunk_id"], "MENTIONS", fact.source_id)

@@ -26,6 +26,7 @@ from neoweave.errors import NeoweaveError
 from neoweave.query import khl_analysis as analysis
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import link_question, no_entities
+from neoweave.query.ranking import best_first
 
 log = logging.getLogger(__name__)
 MODES = ("full", "kg", "hlpg", "hlpg_filter")
@@ -162,7 +163,8 @@ class KhlRAG(Strategy):
             linked = [i for i in paragraphs if i.origin == "rst" and seed.chunk_id in i.details["seeds"]
                       and i.chunk_id not in taken]
             cap = None if self.all_neighbours else self.neighbours_per_seed
-            for item in sorted(linked, key=lambda i: -i.details["seeds"][seed.chunk_id])[:cap]:
+            strongest = sorted(linked, key=lambda i: best_first(i.details["seeds"][seed.chunk_id], i.chunk_id))
+            for item in strongest[:cap]:
                 item.details["seed"] = seed.chunk_id
                 item.details["weight"] = item.details["seeds"][seed.chunk_id]
                 taken.add(item.chunk_id)
@@ -182,7 +184,7 @@ class KhlRAG(Strategy):
                                                                   {"k": self.entities, "embedding": vector})}
                 if self.entities and not scores:
                     raise no_entities(self.name)
-            best = sorted(scores.items(), key=lambda item: -item[1])[:self.entities]
+            best = sorted(scores.items(), key=lambda item: best_first(item[1], item[0]))[:self.entities]
             rows = run("khl_kg_chunks", {"entities": [{"id": i, "score": s} for i, s in best], "embedding": vector,
                                          "limit": self.k}) if best else []
         items = []
@@ -225,7 +227,8 @@ class KhlRAG(Strategy):
                         "seed": row["seed_id"], "relation": row["relation"], "weight": row["weight"],
                         "source": row["source_id"], "target": row["target_id"], "seeds": linked})
         ranked = sorted([(c, s, o, {}) for c, (s, o) in seeds.items()]
-                        + [(c, s, "rst", d) for c, (s, d) in neighbours.items()], key=lambda x: (-x[1], x[0]))
+                        + [(c, s, "rst", d) for c, (s, d) in neighbours.items()],
+                        key=lambda x: best_first(x[1], x[0]))
         with cost.timed("graph"):
             rows = {r["chunk_id"]: r for r in self._run(trace, "chunk_contexts", {
                 "chunk_ids": [c for c, *_ in ranked], "embedding": question_vector})}

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from neoweave.errors import NeoweaveError
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 from neoweave.query.entity_linking import link_entities
+from neoweave.query.ranking import best_first
 
 LINK_KINDS: dict[str, list[str]] = {"authored": ["authored"], "inferred": ["inferred"],
                                     "both": ["authored", "inferred"]}
@@ -125,7 +126,8 @@ class LARAG(Strategy):
                     "section_ids": frontier, "query_embedding": query_embedding, "n_links": self.n_links,
                     "top_m": self.top_m, "exclude_chunk_ids": sorted(visited_chunks),
                     "methods": LINK_KINDS[self.links]})
-            ordered = sorted(rows, key=lambda r: (-priority(r), -float(r["score"])))
+            ordered = sorted(rows, key=lambda r: (*best_first(priority(r)),
+                                                  *best_first(r["score"], r["chunk_id"])))
             taken = _linked(ordered, visited_chunks, trace, hop, lambda r: {"link_score": float(r["link_score"])})
             items += [item for _, item in taken]
             for row, _ in taken:

@@ -28,6 +28,7 @@ from neoweave.query import orion_agents as agents
 from neoweave.query import sparse
 from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
 from neoweave.query.fusion import weighted_rrf
+from neoweave.query.ranking import best_first
 
 log = logging.getLogger(__name__)
 LISTS = ("tag", "semantic", "sparse")
@@ -159,16 +160,17 @@ class OrionRAG(Strategy):
             scored = sparse.bm25(run, self.store, found, len(pool), ids=pool, k1=self.bm25_k1, b=self.bm25_b)
             score = {r["chunk_id"]: r["score"] for r in scored}
             listed = {chunk_id: order for order, chunk_id in enumerate(found.candidates)}
-            sparse_ids = sorted((c for c in score if c in listed), key=lambda c: (-score[c], listed[c]))[:self.sparse_k]
+            sparse_ids = sorted((c for c in score if c in listed), key=lambda c: best_first(score[c], c))
+            sparse_ids = sparse_ids[:self.sparse_k]
         candidates = list(dict.fromkeys([*tag_ids, *sparse_ids, *dense_ids]))
         with cost.timed("graph"):
             rows = {r["chunk_id"]: r for r in run("chunk_similarities", {"ids": candidates, "embedding": vector})}
-        order = {chunk_id: position for position, chunk_id in enumerate(candidates)}  # ties: candidate order
-        bm25 = {c: score[c] for c in sorted((c for c in score if c in rows), key=lambda c: (-score[c], order[c]))}
+        bm25 = {c: score[c] for c in sorted((c for c in score if c in rows), key=lambda c: best_first(score[c], c))}
         lists = {
-            "tag": sorted((c for c in rows if rows[c]["tag"] is not None), key=lambda c: -rows[c]["tag"]),
-            "semantic": sorted(rows, key=lambda c: -rows[c]["semantic"]),
-            "sparse": sorted(bm25, key=lambda c: -bm25[c]),
+            "tag": sorted((c for c in rows if rows[c]["tag"] is not None),
+                          key=lambda c: best_first(rows[c]["tag"], c)),
+            "semantic": sorted(rows, key=lambda c: best_first(rows[c]["semantic"], c)),
+            "sparse": list(bm25),
         }
         weights = {"tag": self.tag_weight, "semantic": self.semantic_weight, "sparse": self.sparse_weight}
         lists = {name: ids for name, ids in lists.items() if name in self.indexes}

@@ -44,6 +44,7 @@ from neoweave.query.iterative import (
     merged_context,
     sub_retriever,
 )
+from neoweave.query.ranking import best_first
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,7 @@ class PankRAG(Strategy):
             item.details["rerank"] = {"relevance": r, "dependency": d, "alpha": alpha, "beta": beta,
                                       "retriever_score": item.score, "score": score}
             item.score = score
-        return sorted(items, key=lambda item: -item.score)[:self.k]
+        return sorted(items, key=lambda item: best_first(item.score, item.chunk_id))[:self.k]
 
     def _similarities(self, ids: list[str], vector: list[float], trace: Trace) -> dict[str, float]:
         rows = self._run(trace, "chunk_similarities", {"ids": ids, "embedding": vector})
@@ -267,6 +268,7 @@ class PankRAG(Strategy):
                 reports.setdefault(report.community_id, report)
             for point in sub.points:
                 points.setdefault(point.text, point)
-        result.facts = sorted(facts.values(), key=lambda fact: -fact.score)[:self.final_facts]
+        result.facts = sorted(facts.values(), key=lambda fact: best_first(
+            fact.score, fact.source_id, fact.relation, fact.target_id))[:self.final_facts]
         result.reports = list(reports.values())
-        result.points = sorted(points.values(), key=lambda point: -point.score)
+        result.points = sorted(points.values(), key=lambda point: (-point.score, point.text))

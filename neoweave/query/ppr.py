@@ -36,6 +36,7 @@ from neoweave.query.entity_linking import comparison_sides, link_question, writt
 from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
 from neoweave.query.question_types import classify_rules
+from neoweave.query.ranking import best_first
 from neoweave.query.rerank import rerank
 from neoweave.query.walk_expand import expand, missing_link_contexts
 from neoweave.query.walk_index import WALK_INDEX_USES, WalkIndex, walk_index_for
@@ -211,12 +212,12 @@ class PPRRetriever(Strategy):
         with cost.timed("walk"):
             mass = self._walk(graph, seeds, trace)
             ranked = sorted((n for n, label in graph.labels.items() if label == "Chunk"),
-                            key=lambda n: (-mass.get(n, 0.0), n))[:max(self.k, self.rerank)]
+                            key=lambda n: best_first(mass.get(n, 0.0), n))[:max(self.k, self.rerank)]
         with cost.timed("graph"):
             rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
                 "chunk_ids": ranked, "embedding": embedding})} if ranked else {}
         total = sum(weight for weight in seeds.values() if weight > 0) or 1.0
-        trace.seeds = {node: weight / total for node, weight in sorted(seeds.items(), key=lambda s: -s[1])
+        trace.seeds = {node: weight / total for node, weight in sorted(seeds.items(), key=lambda s: (-s[1], s[0]))
                        if weight > 0}
         items = [ContextItem.from_row({**rows[chunk_id], "score": mass[chunk_id]}, "walk", {
                      "seed_share": trace.seeds.get(chunk_id, 0.0), "similarity": float(rows[chunk_id]["score"])})
@@ -308,7 +309,7 @@ class PPRRetriever(Strategy):
 
     def _record(self, trace: Trace, graph: WalkGraph, mass: dict[str, float], returned: list[str]) -> None:
         """Top nodes with their mass, and the edges among seeds, top nodes and returned chunks."""
-        top = sorted(mass, key=lambda n: (-mass[n], n))[:self.trace_nodes]
+        top = sorted(mass, key=lambda n: best_first(mass[n], n))[:self.trace_nodes]
         trace.scores = {node: mass[node] for node in top}
         for chunk_id in returned:
             trace.scores.setdefault(chunk_id, mass[chunk_id])

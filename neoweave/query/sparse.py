@@ -59,6 +59,8 @@ def postings(run: Run, text: str, per_term: int) -> Postings:
     if not terms:
         return Postings([])
     rows = run("chunk_term_postings", {"terms": terms, "per_term": per_term})
+    rank = {term: number for number, term in enumerate(terms)}  # the query's order, not the store's grouping
+    rows = sorted(rows, key=lambda r: rank.get(r["term"], len(rank)))
     return Postings([{"term": r["term"], "df": int(r["df"]), "top": list(r["top"])} for r in rows if r["df"]])
 
 

@@ -3,11 +3,12 @@
 // @param name: STRING  the entity's name (matched on its normalised key: lower case)
 MATCH (e:Entity {key: toLower(trim($name))})-[r:RELATED]-(other:Entity)
 WITH e, r, other
-ORDER BY coalesce(r.weight, 1.0) DESC
+ORDER BY coalesce(r.weight, 1.0) DESC, other.id, r.type
 LIMIT 50
 RETURN e, r, other, e.name AS entity, r.type AS relation, other.name AS neighbour
 UNION ALL
 MATCH (e:Entity {key: toLower(trim($name))})<-[r:MENTIONS]-(other:Chunk)
 WITH e, r, other
+ORDER BY other.id
 LIMIT 50
 RETURN e, r, other, e.name AS entity, 'MENTIONS' AS relation, other.id AS neighbour

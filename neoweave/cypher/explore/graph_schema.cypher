@@ -3,4 +3,4 @@
 MATCH (a)-[r]->(b)
 RETURN [l IN labels(a) WHERE l <> '__Entity__'][0] AS source, type(r) AS type,
        [l IN labels(b) WHERE l <> '__Entity__'][0] AS target, count(*) AS relationships
-ORDER BY relationships DESC
+ORDER BY relationships DESC, source, type, target

@@ -11,5 +11,5 @@ CALL db.idx.vector.queryNodes($label, $property, $fetch_k, vecf32($embedding)) Y
 WITH node, 1 - score AS score, $filter AS filter
 WHERE all(prop IN keys(filter) WHERE node[prop] = filter[prop])
 RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, id
 LIMIT $k

@@ -4,5 +4,5 @@
 // @param k: INTEGER  hits returned
 CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score
 RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, id
 LIMIT $k

@@ -10,5 +10,5 @@ CALL db.index.vector.queryNodes($index, $fetch_k, $embedding) YIELD node, score
 WITH node, 2 * score - 1 AS score, $filter AS filter
 WHERE all(prop IN keys(filter) WHERE node[prop] = filter[prop])
 RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
-ORDER BY score DESC
+ORDER BY round(score * 1000000) DESC, id
 LIMIT $k
