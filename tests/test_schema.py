@@ -23,7 +23,7 @@ def test_schema_declares_the_platform_model():
     assert {(v.label, v.property) for v in SCHEMA.vector_indexes} >= {
         ("Chunk", "embedding"), ("Entity", "embedding"), ("Community", "embedding")}
     assert {(f.label, f.properties) for f in SCHEMA.fulltext_indexes} >= {
-        ("Chunk", ("text",)), ("Entity", ("name", "aliases_text"))}  # names and aliases
+        ("Chunk", ("text", "search_text")), ("Entity", ("name", "aliases_text"))}  # names and aliases
 
 
 def test_schema_rejects_relationship_to_unknown_label():

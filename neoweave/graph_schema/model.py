@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+"""3: chunks carry `search_text` (`store.values.search_text`), indexed for full-text search beside `text`."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ SCHEMA = GraphSchema(
         NodeLabel(
             "Chunk",
             key="id",
-            properties=("doc_id", "section_id", "text", "order", "start", "end", "embedding",
+            properties=("doc_id", "section_id", "text", "search_text", "order", "start", "end", "embedding",
                         "token_count", "external_links_json", "tag_path", "tag_path_embedding", "enriched",
                         "titles_scanned", "main_idea", "keywords", "paragraph_type", "type_reason",
                         "main_idea_embedding", "keywords_embedding", "rst_method"),
@@ -262,7 +263,9 @@ SCHEMA = GraphSchema(
         VectorIndex("chunk_keywords_embedding", "Chunk", "keywords_embedding"),
     ),
     fulltext_indexes=(
-        FulltextIndex("chunk_text", "Chunk", ("text",)),
+        # search_text: the text with line breaks folded, where it has any (FalkorDB's tokenizer does not split
+        # words at them); Neo4j's analyzer would not need it
+        FulltextIndex("chunk_text", "Chunk", ("text", "search_text")),
         FulltextIndex("entity_name", "Entity", ("name", "aliases_text")),
     ),
 )

@@ -102,8 +102,12 @@ def _render_falkordb(schema: GraphSchema, dimension: int, ef_runtime: int, ef_co
             f"efConstruction: {ef_construction}, M: {hnsw_m}}}",
         ))
     for fulltext in schema.fulltext_indexes:
-        props = ", ".join(f"n.{p}" for p in fulltext.properties)
-        steps.append(DdlStep(fulltext.name, f"CREATE FULLTEXT INDEX FOR (n:{fulltext.label}) ON ({props})"))
+        # one step per property: FalkorDB keeps one full-text index per label and adds a property to it with
+        # another CREATE, while a CREATE naming an indexed property fails whole (a graph made before the
+        # property joined the index gets it)
+        for i, prop in enumerate(fulltext.properties):
+            steps.append(DdlStep(fulltext.name if i == 0 else f"{fulltext.name}_{prop}",
+                                 f"CREATE FULLTEXT INDEX FOR (n:{fulltext.label}) ON (n.{prop})"))
     return steps
 
 

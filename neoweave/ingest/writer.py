@@ -24,7 +24,7 @@ from neoweave.ingest.parts import DocumentPart, WriteState
 from neoweave.protocols import TextEmbedder
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.provenance import counted_by, forget_chunks, forget_unused
-from neoweave.store.values import now_iso
+from neoweave.store.values import now_iso, search_text
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,7 @@ def _chunk_rows(doc: Document, sections: list[Section] | None = None) -> list[di
                 raise ValueError(f"chunk {chunk.id} has no embedding")
             rows.append({
                 "id": chunk.id, "doc_id": doc.id, "section_id": section.id, "text": chunk.text,
+                "search_text": search_text(chunk.text),
                 "order": chunk.order, "start": chunk.start, "end": chunk.end,
                 "token_count": chunk.token_count,
                 "external_links_json": json.dumps(chunk.external_links, ensure_ascii=False)

@@ -206,6 +206,8 @@ def import_graph(store: GraphStore, src: str | Path, *, batch_size: int | None =
     if store.backend == "neo4j":
         store.run("await_indexes", write=True)  # Neo4j populates its indexes in the background
     _check_loaded(store, manifest, src)
+    if int(manifest["schema_version"]) < SCHEMA_VERSION:
+        store.upgrade_schema()  # an export of an older graph: what its schema lacked (`GraphStore.apply_schema`)
     store.run("import_progress_clear", write=True)
     resumed_at = max(int(unfinished[0]["records_loaded"]), 0) if unfinished else None
     return {"source": str(src), "store": where, "resumed_at": resumed_at, "records": total,

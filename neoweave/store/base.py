@@ -28,6 +28,7 @@ from neoweave.store.values import (
     fulltext_terms,
     looks_like_write,
     now_iso,
+    search_text,
     strip_vectors,
 )
 
@@ -348,6 +349,8 @@ class GraphStore(ABC):
         self.check_writable("applying the schema")
         meta = self.check_meta(embedding_model, dimension)
         created = [step.name for step in self.ddl(dimension) if self._apply_step(step)]
+        if meta is not None and meta["schema_version"] < 3:
+            self._fill_search_texts()
         if created or meta is None or meta["schema_version"] != SCHEMA_VERSION:
             # only then: an unchanged Meta rewritten would replace the write stamp, and every `enrich` run
             # would seem to have changed the graph (its graph-wide phases could never be skipped)
@@ -355,6 +358,12 @@ class GraphStore(ABC):
                                   "embedding_model": embedding_model, "dimension": dimension,
                                   "now": now_iso()}, write=True)
         return created
+
+    def _fill_search_texts(self) -> None:
+        """Schema 3: give the chunks of an older graph their `search_text` (only those with line breaks get one)."""
+        for rows in self.pages("chunk_texts_page", size=2000, cursor="id"):
+            folded = [{"id": row["id"], "search_text": search_text(row["text"] or "")} for row in rows]
+            self.write_batches("set_chunk_search_texts", [row for row in folded if row["search_text"]])
 
     def upgrade_schema(self) -> list[str]:
         """Create the constraints and indexes a graph built by an older neoweave lacks (a new step's vector

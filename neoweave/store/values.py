@@ -25,6 +25,17 @@ def looks_like_write(cypher: str) -> bool:
     return bool(_WRITE_WORDS.search(_STRINGS_AND_COMMENTS.sub(" ", cypher)))
 
 
+_UNSPLIT_SPACE = re.compile(r"[^\S \t]")
+
+
+def search_text(text: str) -> str | None:
+    """A chunk's text for its full-text index, every whitespace character but space and tab made a space; None
+    when that changes nothing. FalkorDB's full-text tokenizer splits words at spaces and tabs only, so in
+    "alpha\nbeta gamma" it finds "gamma" and neither of the words around the line break."""
+    folded = _UNSPLIT_SPACE.sub(" ", text)
+    return folded if folded != text else None
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
