@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from neoweave.cli.common import console, group, knowledge_base
 from neoweave.errors import NeoweaveError
+
+if TYPE_CHECKING:
+    from neoweave.kb import KnowledgeBase
+
+REPORTS_WITHDRAWN = ("{count} community report(s) are older than their members: withdrawn from retrieval until "
+                     "`neoweave enrich communities` rewrites them")
+"""What a write that left community reports stale prints (delete, enrich kg, entities unmerge)."""
+
+
+def withdrawn_reports(kb: KnowledgeBase) -> int:
+    """How many community reports are older than a change to their members (retrieval does not serve them)."""
+    return sum(int(row.get("withdrawn") or 0) for row in kb.store.run("community_levels"))
+
+
+def say_if_reports_withdrawn(count: int) -> None:
+    if count:
+        console.print(REPORTS_WITHDRAWN.format(count=count), style="yellow", highlight=False, markup=False)
+
 
 communities_app = group("communities", "List communities per level; print a community's report.")
 

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import app, console, knowledge_base
+from neoweave.cli.communities import say_if_reports_withdrawn, withdrawn_reports
 from neoweave.cli.query import request_parameters
 
 
@@ -32,6 +33,7 @@ def enrich(
         parameters["batch_size"] = batch_size
     with knowledge_base() as kb:
         report = kb.enrich(step, method, limit=limit, doc_ids=docs, progress=progress and not as_json, **parameters)
+        withdrawn = withdrawn_reports(kb) if step != "communities" else 0
     graph_wide = ENRICH_STEPS.get(step).graph_wide
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
@@ -62,3 +64,4 @@ def enrich(
                       highlight=False)
     for failure in report.failures[:10]:
         console.print(f"[yellow]fell back to fast[/yellow] {failure}", highlight=False)
+    say_if_reports_withdrawn(withdrawn)

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from neoweave.cli.common import console, group, knowledge_base
+from neoweave.cli.communities import say_if_reports_withdrawn, withdrawn_reports
 from neoweave.errors import NeoweaveError
 
 entities_app = group("entities", "Inspect entities; list and undo resolution merges.")
@@ -76,5 +77,7 @@ def unmerge(merge: Annotated[str, typer.Argument(help="a merge id, or the id of 
         if method not in ("fast", "llm"):
             method = "fast"
         report = kb.enrich("kg", method, chunk_ids=outcome["chunk_ids"])
+        withdrawn = withdrawn_reports(kb)
     console.print(f"restored {record['absorbed_id']} from {record['survivor_id']} (rule {record['rule']}); "
                   f"re-extracted {report.chunks} chunks", highlight=False)
+    say_if_reports_withdrawn(withdrawn)  # the communities of both entities changed: their reports wait for a rewrite

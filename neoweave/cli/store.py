@@ -19,6 +19,7 @@ from neoweave.cli.common import (
     say_if_walk_index_behind,
     settings,
 )
+from neoweave.cli.communities import say_if_reports_withdrawn, withdrawn_reports
 from neoweave.errors import NeoweaveError
 
 server_app = group("server", "The embedded FalkorDB server (the default store).")
@@ -84,8 +85,12 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="machine-readabl
             f"level {r['level']}: {r['communities']} (sizes {r['min_size']}-{r['max_size']}, mean "
             f"{r['mean_size']:.1f}; reports: {int(r['llm_reports'])} llm, "
             f"{int(r['communities'] - r['llm_reports'] - r['without_report'])} fast"
-            + (f", {int(r['without_report'])} missing" if r["without_report"] else "") + ")" for r in levels),
+            + (f", {int(r['without_report'])} missing" if r["without_report"] else "")
+            + (f", {int(r['withdrawn'])} withdrawn" if r.get("withdrawn") else "") + ")" for r in levels),
             highlight=False)
+        if any(r.get("withdrawn") for r in levels):
+            console.print("withdrawn community reports (older than their members) are not served: run "
+                          "`neoweave enrich communities` to rewrite them", style="yellow", highlight=False)
     if walk is not None:
         console.print(_walk_index_line(walk), highlight=False)
 
@@ -112,7 +117,7 @@ def walk_index() -> None:
 @app.command()
 def check(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
     """Check the graph's invariants (no fact citing a deleted chunk, nothing held twice, no report older than its
-    community's members, ...). Exit status 1 when any fails."""
+    community's members, ...) and print the command that repairs a failing one. Exit status 1 when any fails."""
     with knowledge_base(read_only=True) as kb:
         rows = kb.check()
     failing = [row for row in rows if row["failing"]]
@@ -125,6 +130,8 @@ def check(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
                           ", ".join(str(e) for e in row["examples"] or []) if row["failing"] else "")
         console.print(table)
         console.print(f"{len(failing)} of {len(rows)} checks fail" if failing else f"all {len(rows)} checks pass")
+        for repair in dict.fromkeys(row.get("repair") for row in failing if row.get("repair")):
+            console.print(f"repair: {repair}", highlight=False, markup=False)
     if failing:
         raise typer.Exit(1)
 
@@ -230,12 +237,14 @@ def delete(key: Annotated[str, typer.Argument(help="a document id, or a file/fol
         ids = kb.delete(key)
         if ids:
             say_if_walk_index_behind(kb)
+        withdrawn = withdrawn_reports(kb) if ids else 0
     if not ids:
         raise NeoweaveError(f"no document has id or path {key!r}", hint="see `neoweave cypher "
                             "\"MATCH (d:Document) RETURN d.id, d.path LIMIT 20\"`")
     console.print(f"deleted {len(ids)} document(s)")
     for doc_id in ids[:20]:
         console.print(f"  {doc_id}", highlight=False)
+    say_if_reports_withdrawn(withdrawn)
 
 
 def _neo4j_tools(path: str, *, restore: bool) -> None:

@@ -2,8 +2,9 @@
 
 Graph-wide (it reads the entity graph `enrich kg` built, not chunks). A run:
 1. reads every RELATED edge and fingerprints the graph with the detection parameters; when the fingerprint
-   is the one stored with the communities, the partition stands (Leiden is deterministic: same graph, same
-   seed, same communities);
+   is the one stored with the communities and every community still holds its leaf members, the partition stands
+   (Leiden is deterministic: same graph, same seed, same communities; an entity deleted and written again, as a
+   document deleted and ingested again leaves it, has lost its membership edge and gets it back);
 2. otherwise runs hierarchical Leiden and writes the new partition in one unit: communities that no longer
    exist are deleted, new ones created with their leaf IN_COMMUNITY edges and PARENT_COMMUNITY links (an id is
    level + members, so a kept id has the same members; its leaf members, the entities whose deepest community it
@@ -11,8 +12,9 @@ Graph-wide (it reads the entity graph `enrich kg` built, not chunks). A run:
 3. writes a report for every community whose report inputs (members, internal relations, method) changed, or
    one of whose member entities changed since the report was written (recorded by the kg writes in the state
    node's `members_changed`: mentions or relation evidence written or forgotten, merges, unmerges, deletions;
-   removed with the report written), leaves first, a unit per batch: killed at any point, the next run redoes
-   only what is missing.
+   removed with the report written) or which cites a deleted chunk, leaves first, a unit per batch: killed at any
+   point, the next run redoes only what is missing. Until then retrieval withdraws such a report (never serves
+   stale text) and `neoweave check` names this step as the repair.
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ class CommunitiesStep(EnrichStep):
         report.counters["communities"] = len(communities)
         state = store.run("community_state_get", {"id": STATE_ID})
         existing = {row["id"]: row for row in store.run("community_list")}
-        if not state or state[0]["fingerprint"] != fingerprint or set(existing) != {c.id for c in communities}:
+        if not state or state[0]["fingerprint"] != fingerprint or set(existing) != {c.id for c in communities} \
+                or any(existing[c.id]["leaf_members"] != len(c.leaf_members) for c in communities):
             with phase(report, "write_partition"):
                 self._write_partition(store, communities, existing, fingerprint, report)
             existing = {row["id"]: row for row in store.run("community_list")}
@@ -161,10 +164,12 @@ class CommunitiesStep(EnrichStep):
         model = f":{llm_reporter.model_name}" if llm_reporter else ""
         signature = f"{self.prefix}{self.version}:{self.method}{model}:{sorted(self.report_parameters().items())}"
         wanted = {c.id: _report_fingerprint(signature, c, internal[c.id]) for c in communities}
-        # a report is rewritten when its inputs changed, or when a member changed since it was written (a merge, a
-        # deletion, mentions added or forgotten: recorded by the kg writes, `community_mark_changed_*`)
+        # a report is rewritten when its inputs changed, when a member changed since it was written (a merge, a
+        # deletion, mentions added or forgotten: recorded by the kg writes, `community_mark_changed_*`) or when it
+        # cites a chunk that is gone
         state = ctx.store.run("community_state_get", {"id": STATE_ID})
         changed = set(state[0]["members_changed"]) if state else set()
+        changed |= {cid for cid, row in existing.items() if row.get("cites_deleted")}  # withdrawn by retrieval too
         pending = [c for c in communities if (existing.get(c.id) or {}).get("report_fingerprint") != wanted[c.id]
                    or c.id in changed]
         report.counters["reports_kept"] = len(communities) - len(pending)

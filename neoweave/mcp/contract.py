@@ -135,7 +135,9 @@ def descriptions(kb: KnowledgeBase) -> dict[str, str]:
         "retrieve": (
             "The context a strategy retrieves for a question, in order: each item's text, chunk_id, section_id, "
             "doc_id, score and origin (seed, link, walk, ...), facts / reports / key points when the strategy gives "
-            "them, the parameters used, the cost and a trace summary (statements run, nodes visited, seeds). "
+            "them, the parameters used, the cost and a trace summary (statements run, nodes visited, seeds; links, "
+            "chunks and community reports left out as unservable, with notes naming the command that repairs "
+            "them). "
             "Only reads. Strategies:\n" + strategy_lines(kb.strategies())),
         "answer": (
             "Retrieve, then answer with the configured LLM and a named prompt: the answer, the model call (tokens, "

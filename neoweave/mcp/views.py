@@ -49,7 +49,9 @@ def retrieval_data(result: RetrievalResult) -> dict[str, Any]:
 
 def trace_summary(trace: Trace) -> dict[str, Any]:
     """A retrieval's trace in brief: each statement with its calls and milliseconds, how much of the graph was
-    visited, the strongest seeds and walk scores (the LlamaIndex retriever puts it in its nodes' metadata)."""
+    visited, the strongest seeds and walk scores (the LlamaIndex retriever puts it in its nodes' metadata), and
+    whole what the retrieval left out (links, chunks, community reports it could not serve) with the notes that
+    name the command repairing them, as `neoweave query` prints and `POST /query` returns them."""
     calls = Counter(trace.statements)
     return {
         "statements": [{"name": name, "calls": count, "ms": round(trace.statement_ms.get(name, 0.0), 1)}
@@ -58,6 +60,10 @@ def trace_summary(trace: Trace) -> dict[str, Any]:
         "relationships_visited": len(trace.relationships),
         "seeds": _top(trace.seeds),
         "scores": _top(trace.scores),
+        "skipped_links": trace.skipped_links,
+        "skipped_chunks": trace.skipped_chunks,
+        "skipped_reports": trace.skipped_reports,
+        "notes": trace.notes,
     }
 
 

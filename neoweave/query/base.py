@@ -47,6 +47,23 @@ class ContextItem:
                    url=row["url"] or "", token_count=int(row["token_count"] or 0), details=details or {})
 
 
+def _add_new(kept: list[Any], items: Iterable[Any]) -> None:
+    for item in items:
+        if item not in kept:
+            kept.append(item)
+
+
+def servable_chunks(rows: Iterable[dict[str, Any]], trace: Trace, who: str, score: str = "score"
+                    ) -> list[dict[str, Any]]:
+    """Chunk rows a strategy can rank and show: a chunk without an embedding (its `score` against the question is
+    null) or without text is left out and noted in the trace, never an error."""
+    kept, skipped = [], []
+    for row in rows:
+        (skipped if row.get(score) is None or row.get("text") is None else kept).append(row)
+    trace.skip_chunks(who, [row["chunk_id"] for row in skipped])
+    return kept
+
+
 EVERY_RELATION = -1e9
 """`min_score` of `kg_entity_relations` that returns every relation (scores are cosine + a small bonus)."""
 MAX_CHUNKS_PER_FACT = 5
@@ -129,6 +146,11 @@ class SubQuestion:
 LINK_CONTEXT_REPAIR = ("run `neoweave ingest PATH` or `neoweave sync PATH` again (unchanged documents are skipped, "
                        "every missing link context is embedded), or `neoweave enrich kg`")
 """What embeds the link contexts a graph lacks (a graph from before ingest embedded them, an import of one)."""
+CHUNK_EMBEDDING_REPAIR = ("run `neoweave ingest PATH` again (an incomplete document is continued; a complete one is "
+                          "written again after `neoweave delete PATH`)")
+"""What writes a chunk's embedding and text again (an interrupted or foreign write left them out)."""
+REPORT_REPAIR = "run `neoweave enrich communities` (it rewrites them)"
+"""What rewrites the community reports withdrawn from retrieval (their members or cited chunks changed)."""
 
 
 @dataclass
@@ -147,21 +169,42 @@ class Trace:
     """What a graph walk found: node id -> its score (ppr: PageRank mass of the top nodes)."""
     skipped_links: list[tuple[str, str]] = field(default_factory=list)
     """Links left out because they have no context embedding to rank them by: (source section, target section)."""
+    skipped_chunks: list[str] = field(default_factory=list)
+    """Chunks left out because they have no embedding (or no text) to rank and show them by."""
+    skipped_reports: list[str] = field(default_factory=list)
+    """Community reports withdrawn because they are older than their members or cite a deleted chunk."""
     notes: list[str] = field(default_factory=list)
     """What the retrieval left out and why, with the command that repairs it (shown beside the result)."""
 
     def skip_links(self, who: str, links: Iterable[tuple[str, str]]) -> None:
         """Record links `who` left out for want of a context embedding; one note says how many and what repairs
         them."""
-        for link in links:
-            if link not in self.skipped_links:
-                self.skipped_links.append(link)
-        if not self.skipped_links:
-            return
-        source, target = self.skipped_links[0]
-        note = (f"{who}: skipped {len(self.skipped_links)} link(s) without a context embedding (e.g. {source} -> "
-                f"{target}); {LINK_CONTEXT_REPAIR}")
-        self.notes = [n for n in self.notes if not n.startswith(f"{who}: skipped ")] + [note]
+        _add_new(self.skipped_links, links)
+        if self.skipped_links:
+            source, target = self.skipped_links[0]
+            self._note(who, "link(s) without a context embedding", len(self.skipped_links), f"{source} -> {target}",
+                       LINK_CONTEXT_REPAIR)
+
+    def skip_chunks(self, who: str, chunk_ids: Iterable[str]) -> None:
+        """Record chunks `who` left out for want of an embedding or text; one note says how many and what
+        repairs them."""
+        _add_new(self.skipped_chunks, chunk_ids)
+        if self.skipped_chunks:
+            self._note(who, "chunk(s) without an embedding or text", len(self.skipped_chunks),
+                       self.skipped_chunks[0], CHUNK_EMBEDDING_REPAIR)
+
+    def skip_reports(self, who: str, community_ids: Iterable[str]) -> None:
+        """Record community reports `who` withdrew as stale; one note says how many and what rewrites them."""
+        _add_new(self.skipped_reports, community_ids)
+        if self.skipped_reports:
+            self._note(who, "community report(s) older than their members or sources", len(self.skipped_reports),
+                       self.skipped_reports[0], REPORT_REPAIR)
+
+    def _note(self, who: str, what: str, count: int, example: str, repair: str) -> None:
+        """One note per strategy and kind of skipped item, replaced as the count grows."""
+        prefix, kind = f"{who}: skipped ", f" {what} (e.g. "
+        note = f"{prefix}{count}{kind}{example}); {repair}"
+        self.notes = [n for n in self.notes if not (n.startswith(prefix) and kind in n)] + [note]
 
     def add_statement_ms(self, name: str, ms: float) -> None:
         self.statement_ms[name] = self.statement_ms.get(name, 0.0) + ms
@@ -342,7 +385,10 @@ class Strategy:
         question = question.replace("\x00", "")
         trace, cost = Trace(), Cost()
         result = RetrievalResult(question, self.name, strategy.parameters(), [], trace, cost)
-        result.items = strategy._retrieve(question, trace, cost, result)
+        items = strategy._retrieve(question, trace, cost, result)
+        # a chunk without its text (a write left it out) has nothing to show: never served, whatever reached it
+        trace.skip_chunks(self.name, [item.chunk_id for item in items if item.text is None])
+        result.items = [item for item in items if item.text is not None]
         return result
 
     def validate(self) -> None:

@@ -11,7 +11,8 @@
    `global_reduce` prompt writes graphrag's synthesised answer). No point left: the answer is
    "Insufficient Information" without a reduce call.
 
-Needs `neoweave enrich communities` and an LLM gateway.
+Needs `neoweave enrich communities` and an LLM gateway. A report older than a change to its members or citing a
+deleted chunk is withdrawn (not mapped; noted in the trace) until `neoweave enrich communities` rewrites it.
 """
 
 from __future__ import annotations
@@ -143,6 +144,12 @@ class CommunityGlobalRetriever(Strategy):
             rows = self._run(trace, "global_level_reports", {"level": level, "min_rating": self.min_rating,
                                                              "embedding": embedding,
                                                              "limit": self.max_reports or _ALL_REPORTS})
+        if rows:  # stale reports (older than their members, or citing a deleted chunk) are withdrawn, not mapped
+            trace.skip_reports(self.name, rows[0]["withdrawn"] or [])
+            rows = [row for row in rows if row["id"] is not None]
+            if not rows:
+                result.answer = INSUFFICIENT
+                return []
         if not rows:
             raise NeoweaveError(f"community_global: no community report at level {level} (or a shallower "
                                 f"community not split further) rated {self.min_rating} or more",

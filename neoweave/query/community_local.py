@@ -7,7 +7,9 @@
 3. Rank each kind and give it its share of `max_context_tokens` (graphrag's proportions: half for text,
    a quarter for community reports, the rest for relations); a share left unused goes to the next kind.
 
-No LLM at retrieval; needs `neoweave enrich kg` and `neoweave enrich communities`.
+No LLM at retrieval; needs `neoweave enrich kg` and `neoweave enrich communities`. A report older than a change to
+its members (a deletion, a sync, a merge or unmerge) or citing a deleted chunk is withdrawn, noted in the trace,
+until `neoweave enrich communities` rewrites it: stale text is never served.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from neoweave.query.base import (
     Strategy,
     Trace,
     register,
+    servable_chunks,
 )
 from neoweave.query.entity_linking import link_question
 from neoweave.query.ranking import best_first
@@ -93,7 +96,9 @@ class CommunityLocalRetriever(Strategy):
                     "max_degree": self.max_degree, "min_score": EVERY_RELATION}) if self.per_entity else []
             else:
                 mentioned, communities, relations = [], [], []
-        chunks = self._rank_chunks(seeds, mentioned)
+        chunks = self._rank_chunks(seeds, servable_chunks(mentioned, trace, self.name))
+        trace.skip_reports(self.name, sorted(r["id"] for r in communities if r["withdrawn"]))  # stale: not served
+        communities = [r for r in communities if not r["withdrawn"]]
         reports = [ReportItem(r["id"], int(r["level"]), r["title"] or r["id"], r["full_report"] or "",
                               float(r["rating"] or 0.0), float(len(r["entity_ids"] or [])),
                               list(r["entity_ids"] or []), int(r["token_count"] or 0))

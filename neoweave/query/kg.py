@@ -33,6 +33,7 @@ from neoweave.query.base import (
     Strategy,
     Trace,
     register,
+    servable_chunks,
 )
 from neoweave.query.entity_linking import link_question
 from neoweave.query.ranking import best_first
@@ -226,8 +227,8 @@ class KGRetriever(Strategy):
             candidates = list(dict.fromkeys(c for fact in batch for c in fact.chunk_ids if c not in taken))
             if not candidates:
                 continue
-            rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
-                "chunk_ids": candidates, "embedding": embedding})}
+            rows = {row["chunk_id"]: row for row in servable_chunks(self._run(trace, "chunk_contexts", {
+                "chunk_ids": candidates, "embedding": embedding}), trace, self.name)}
             for fact in batch:
                 options = [rows[c] for c in fact.chunk_ids if c in rows and c not in taken]
                 if not options:

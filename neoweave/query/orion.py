@@ -26,7 +26,7 @@ from neoweave.errors import NeoweaveError
 from neoweave.llm.gateway import estimate_tokens, structured_each
 from neoweave.query import orion_agents as agents
 from neoweave.query import sparse
-from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register, servable_chunks
 from neoweave.query.fusion import weighted_rrf
 from neoweave.query.ranking import best_first
 
@@ -164,7 +164,8 @@ class OrionRAG(Strategy):
             sparse_ids = sparse_ids[:self.sparse_k]
         candidates = list(dict.fromkeys([*tag_ids, *sparse_ids, *dense_ids]))
         with cost.timed("graph"):
-            rows = {r["chunk_id"]: r for r in run("chunk_similarities", {"ids": candidates, "embedding": vector})}
+            rows = {r["chunk_id"]: r for r in servable_chunks(
+                run("chunk_similarities", {"ids": candidates, "embedding": vector}), trace, self.name, "semantic")}
         bm25 = {c: score[c] for c in sorted((c for c in score if c in rows), key=lambda c: best_first(score[c], c))}
         lists = {
             "tag": sorted((c for c in rows if rows[c]["tag"] is not None),

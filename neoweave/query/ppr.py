@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from neoweave.errors import NeoweaveError
-from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register
+from neoweave.query.base import ContextItem, Cost, RetrievalResult, Strategy, Trace, register, servable_chunks
 from neoweave.query.entity_linking import comparison_sides, link_question, written_as
 from neoweave.query.pagerank import WalkGraph, personalized_pagerank
 from neoweave.query.pagerank_gds import gds_personalized_pagerank
@@ -214,8 +214,8 @@ class PPRRetriever(Strategy):
             ranked = sorted((n for n, label in graph.labels.items() if label == "Chunk"),
                             key=lambda n: best_first(mass.get(n, 0.0), n))[:max(self.k, self.rerank)]
         with cost.timed("graph"):
-            rows = {row["chunk_id"]: row for row in self._run(trace, "chunk_contexts", {
-                "chunk_ids": ranked, "embedding": embedding})} if ranked else {}
+            rows = {row["chunk_id"]: row for row in servable_chunks(self._run(trace, "chunk_contexts", {
+                "chunk_ids": ranked, "embedding": embedding}), trace, self.name)} if ranked else {}
         total = sum(weight for weight in seeds.values() if weight > 0) or 1.0
         trace.seeds = {node: weight / total for node, weight in sorted(seeds.items(), key=lambda s: (-s[1], s[0]))
                        if weight > 0}
