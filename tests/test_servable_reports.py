@@ -7,6 +7,7 @@ files; the fast enrich methods."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,31 @@ def test_every_state_a_strategy_cannot_serve_is_flagged_and_not_served(kb, repor
     assert failing_checks(kb) == {}
     for name in (*RANKED_BY_EMBEDDING, *BY_TEXT):
         assert not kb.retrieve(QUESTIONS[0], name, 5, parameters=LLM_FREE.get(name)).trace.notes, name
+
+
+def test_unmerge_withdraws_the_changed_reports_and_prints_the_command(cli, workdir):
+    """Issue 74's probe: `entities unmerge` left check failing (community sizes and reports) and printed no next
+    step. Now it prints the withdrawn reports and the command; check fails only on what that command repairs, and
+    names it; community_local serves none of the withdrawn reports; after the command check passes."""
+    folder = write_corpus(workdir / "corpus")
+    (folder / "m2.md").write_text("# Lotharingia\n\nKing Lothair II ruled Lotharingia from Aachen. Teutberga married "
+                                  "King Lothair II in 855.\n", encoding="utf-8")
+    cli("ingest", str(folder), "--no-progress")
+    cli("enrich", "kg", "--no-progress")
+    cli("enrich", "communities", "--no-progress")
+    merged = json.loads(cli("cypher", "MATCH (m:EntityMerge {status: 'merged'}) WHERE m.absorbed_id ENDS WITH "
+                                      "'king lothair ii' RETURN m.absorbed_id AS id", "--json").stdout)
+    undone = cli("entities", "unmerge", merged["id"]).stdout
+    assert f"restored {merged['id']}" in undone
+    assert "withdrawn from retrieval until `neoweave enrich communities` rewrites them" in " ".join(undone.split())
+    checked = cli("check", check=False)
+    failing = [row for row in json.loads(cli("check", "--json", check=False).stdout) if row["failing"]]
+    assert checked.returncode == 1 and failing and {row["repair"] for row in failing} == {REPAIR}, failing
+    assert f"repair: {REPAIR}" in checked.stdout
+    stale = json.loads(cli("cypher", "MATCH (s:Meta {id: 'communities'}) RETURN s.members_changed AS ids",
+                           "--json").stdout)["ids"]
+    asked = json.loads(cli("query", "Who did King Lothair II marry?", "-s", "community_local", "--json").stdout)
+    assert stale and not set(stale) & {report["community_id"] for report in asked["reports"]}
+    assert asked["trace"]["skipped_reports"] and set(asked["trace"]["skipped_reports"]) <= set(stale)
+    cli("enrich", "communities", "--no-progress")
+    assert "all 23 checks pass" in cli("check").stdout
