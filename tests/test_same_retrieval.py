@@ -19,6 +19,8 @@ import pytest
 
 from neoweave.config import load_settings
 from neoweave.kb import KnowledgeBase, open_kb
+from neoweave.query import sparse
+from neoweave.query.ranking import best_first
 from neoweave.registry import STRATEGIES
 from neoweave.store import embedded_server
 
@@ -125,6 +127,23 @@ def test_the_sample_has_exact_ties_and_every_llm_free_strategy(source):
     assert len(tied) >= COPIED - 1, naive
     assert any(c.startswith(COPY_PREFIX) for found in tied for c in found["items"])
     assert kb.status()["nodes"]["Document"] == QUESTIONS * 2 + DISTRACTORS + COPIED * 2
+
+
+def test_ranked_statements_give_the_best_first_then_ties_by_id(source):
+    # FalkorDB sorted a RETURN by nothing when its ORDER BY repeated an earlier ORDER BY's expression (the
+    # statements order by a variable): the order the copies must agree on has to be the right one
+    kb, _, questions, _ = source
+
+    def run(name: str, params: dict) -> list[dict]:
+        return kb.store.run(name, params)
+
+    for question in questions:
+        dense = run("chunk_vector_search", {"k": 10, "embedding": kb.embedder.embed_query(question)})
+        bm25 = sparse.bm25(run, kb.store, sparse.postings(run, question, 20), 10)
+        assert len(dense) == 10 and bm25, question
+        for rows in (dense, bm25):
+            keys = [best_first(row["score"], row["chunk_id"]) for row in rows]
+            assert keys == sorted(keys), question
 
 
 def test_a_rebuild_retrieves_the_same(source, falkordb_store, embedder, tmp_path):

@@ -17,9 +17,12 @@ WITH c, p, CASE WHEN occurrences = 0 AND c.id IN p.top THEN 1 ELSE occurrences E
 WHERE tf > 0
 WITH c, sum(log(1 + ($chunks - p.df + 0.5) / (p.df + 0.5)) * tf * ($k1 + 1)
             / (tf + $k1 * (1 - $b + $b * coalesce(c.token_count, $avg_tokens) / $avg_tokens))) AS score
-ORDER BY round(score * 1000000) DESC, c.id
+// ties: the score to 1e-6, then the key; sorted by a variable (FalkorDB sorts a RETURN by nothing when its ORDER BY
+// repeats an earlier ORDER BY's expression, as the vector search macro and a LIMIT before it would)
+WITH c, score, round(score * 1000000) AS rounded_score
+ORDER BY rounded_score DESC, c.id
 LIMIT $k
 MATCH (s:Section)-[:HAS_CHUNK]->(c)
 RETURN c.id AS chunk_id, c.text AS text, c.doc_id AS doc_id, s.id AS section_id, s.title AS section_title,
        s.url AS url, c.token_count AS token_count, c.tag_path AS tag_path, score
-ORDER BY round(score * 1000000) DESC, chunk_id
+ORDER BY rounded_score DESC, chunk_id

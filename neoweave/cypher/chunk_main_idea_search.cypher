@@ -2,5 +2,6 @@
 // @param k: INTEGER  chunks to return
 // @param embedding: VECTOR  embedding of the question's main idea (L2-normalised)
 {{vector_nodes chunk_main_idea_embedding $k $embedding}}
+WITH node, score, round(score * 1000000) AS rounded_score
 RETURN node.id AS chunk_id, score
-ORDER BY round(score * 1000000) DESC, chunk_id
+ORDER BY rounded_score DESC, chunk_id

@@ -5,7 +5,7 @@
 // @param per_term: INTEGER  chunks kept per term, best first (the BM25 candidates)
 UNWIND $terms AS term
 {{fulltext_nodes chunk_text term}}
-WITH term, node, score
-ORDER BY round(score * 1000000) DESC, node.id
+WITH term, node, round(score * 1000000) AS rounded_score
+ORDER BY rounded_score DESC, node.id
 WITH term, collect(node.id) AS hits
 RETURN term, size(hits) AS df, hits[..$per_term] AS top

@@ -3,8 +3,8 @@
 // @param embedding: VECTOR  the new paragraph's embedding
 // @param signature: STRING  the step's current signature
 {{vector_nodes chunk_embedding $k $embedding}}
-WITH node, score
+WITH node, score, round(score * 1000000) AS rounded_score
 WHERE any(entry IN coalesce(node.enriched, []) WHERE entry STARTS WITH $signature)
 RETURN node.id AS id, node.doc_id AS doc_id, node.order AS order, node.text AS text, node.embedding AS embedding,
        node.main_idea AS main_idea, score
-ORDER BY round(score * 1000000) DESC, id
+ORDER BY rounded_score DESC, id

@@ -3,6 +3,7 @@
 // @param query: STRING  escaped query terms (built by the store, never raw user syntax)
 // @param k: INTEGER  hits returned
 CALL db.idx.fulltext.queryNodes($label, $query) YIELD node, score
+WITH node, score, round(score * 1000000) AS rounded_score
 RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
-ORDER BY round(score * 1000000) DESC, id
+ORDER BY rounded_score DESC, id
 LIMIT $k

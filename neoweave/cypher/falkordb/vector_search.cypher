@@ -10,6 +10,7 @@ CALL db.idx.vector.queryNodes($label, $property, $fetch_k, vecf32($embedding)) Y
 // ($filter is bound to a variable first: FalkorDB mis-evaluates $param[key] inside a list predicate after WITH)
 WITH node, 1 - score AS score, $filter AS filter
 WHERE all(prop IN keys(filter) WHERE node[prop] = filter[prop])
+WITH node, score, round(score * 1000000) AS rounded_score
 RETURN node.id AS id, score, labels(node) AS labels, properties(node) AS properties
-ORDER BY round(score * 1000000) DESC, id
+ORDER BY rounded_score DESC, id
 LIMIT $k
