@@ -2,8 +2,9 @@
 
 The same cosine or BM25 sum computed in another order can differ in its last bits, and equal scores (duplicate
 passages, entities of one name) would otherwise come out in the order the store hands rows out, which a rebuild,
-an import or a restore does not keep. Ranked statements do the same in Cypher:
-`ORDER BY round(score * 1000000) DESC, <id>`.
+an import or a restore does not keep. Ranked statements do the same in Cypher, by a variable
+(`WITH ..., round(score * 1000000) AS rounded_score ... ORDER BY rounded_score DESC, <id>`: FalkorDB sorts a RETURN
+by nothing when its ORDER BY repeats an earlier ORDER BY's expression).
 """
 
 from __future__ import annotations
