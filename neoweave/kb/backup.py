@@ -10,9 +10,12 @@ restored server's graphs against the manifest before it keeps them. Neo4j has it
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import sqlite3
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -46,7 +49,7 @@ def backup(settings: Settings, dest: str | Path, *, llm_cache: bool = True, prog
     if dest == data_dir or data_dir in dest.parents:
         raise NeoweaveError(f"the backup directory {dest} is inside the data directory {data_dir}",
                             hint="back up to a directory outside it")
-    with staged_directory(dest, "backup") as partial:
+    with _disk_space_named(dest, data_dir), staged_directory(dest, "backup") as partial:
         with exclusive(data_dir):
             progress(f"backing up {data_dir} to {dest}")
             taken = snapshot(server, partial / GRAPH_FILE, progress=progress)
@@ -186,6 +189,20 @@ def _check_dest(dest: Path) -> None:
         raise NeoweaveError(f"{dest} exists and is not a directory", hint="give a new directory for the backup")
     if dest.is_dir() and any(dest.iterdir()):
         raise NeoweaveError(f"{dest} exists and is not empty", hint="give a new or empty directory for the backup")
+
+
+@contextlib.contextmanager
+def _disk_space_named(dest: Path, data_dir: Path) -> Iterator[None]:
+    """A full disk under the backup (raised after the partial directory is removed) said as such, naming it."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise NeoweaveError(f"no space left on the disk of {dest.parent}: the backup of {data_dir} stopped, and "
+                            f"nothing was left under {dest}",
+                            hint="free space there, or back up to another disk, and rerun `neoweave backup`; the "
+                                 "data directory was not changed") from exc
 
 
 def _copy_sqlite(source: Path, target: Path, *, standalone: bool = False) -> None:

@@ -27,6 +27,7 @@ from neoweave.llm.cache import cache_key
 from neoweave.llm.ledger import LLMCall, TokenLedger
 from neoweave.llm.store import LLMDatabase
 from neoweave.llm.structured import StructuredOutputError, parse_structured, schema_instruction
+from neoweave.processes import pid_alive
 from neoweave.protocols import LLMClient
 
 if TYPE_CHECKING:
@@ -313,7 +314,8 @@ class LLMGateway:
 
         return Retrying(stop=stop_after_attempt(self.max_retries + 1),
                         wait=wait_random_exponential(multiplier=self.backoff_seconds, max=30),
-                        retry=retry_if_exception(is_retryable), before_sleep=note_retry, reraise=True)
+                        retry=retry_if_exception(lambda exc: is_retryable(exc) and not self.server_gone()),
+                        before_sleep=note_retry, reraise=True)
 
     def failed(self, call: LLMCall, exc: openai.OpenAIError, started: float) -> LLMError:
         """Record a failed call and the error to raise for it."""
@@ -323,9 +325,18 @@ class LLMGateway:
         too_long = context_too_long(exc, self.endpoint, self.model)
         if too_long is not None:
             return too_long
+        if _unreachable(exc) and self.server_gone():
+            return LLMUnavailable(f"the local model server for {self.model} (pid {self.server_pid}) stopped during "
+                                  f"the command: {_describe(exc)}",
+                                  hint="rerun the command: it starts the server again, and the answers already "
+                                       "received are cached")
         error = LLMUnavailable if _unreachable(exc) else LLMError
         return error(f"LLM request to {self.endpoint} (model {self.model}) failed: {_describe(exc)}",
                      hint=_hint(exc))
+
+    def server_gone(self) -> bool:
+        """The local model server this gateway talks to has exited (no retry can reach it)."""
+        return self.server_pid is not None and not pid_alive(self.server_pid)
 
 
 def count_usage(call: LLMCall, usage: Any, messages: list[dict[str, Any]], text: str) -> None:

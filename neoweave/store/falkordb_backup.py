@@ -212,7 +212,11 @@ def snapshot(server: EmbeddedFalkorDB, dest: Path, *, progress: Progress = log.i
         progress(f"snapshot forked; the server writes it while it serves ({time.monotonic() - started:.2f} s)")
         _wait_for_save(client, before, progress, started)
         folder, name = client.config_get("dir")["dir"], client.config_get("dbfilename")["dbfilename"]
-        shutil.move(Path(folder) / name, dest)
+        written = Path(folder) / name
+        try:
+            shutil.move(written, dest)
+        finally:
+            written.unlink(missing_ok=True)  # a copy to another disk that failed leaves it in the data directory
         return Snapshot(rdb=dest, graphs=graphs, redis_version=str(client.info("server")["redis_version"]),
                         module_version=graph_module_version(client), seconds=time.monotonic() - started,
                         attempts=attempts)

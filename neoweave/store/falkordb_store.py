@@ -137,7 +137,14 @@ class FalkorDBStore(GraphStore):
                 raise StoreUnavailable(f"FalkorDB at {self.host}:{self.port} is unreachable: {exc}") from exc
             log.warning("embedded FalkorDB connection lost (%s); restarting it", exc)
             self._reset()
-            return action(self._graph_handle())
+            try:
+                return action(self._graph_handle())
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as again:
+                paths = self.server.paths
+                raise StoreUnavailable(
+                    f"the embedded FalkorDB server of {paths.data_dir} stopped during the command, and again after "
+                    f"its restart ({again})",
+                    hint=f"see {paths.log_file}; then rerun the command: every write is whole or absent") from again
 
     def _reset(self) -> None:
         if self._db is not None:
@@ -216,7 +223,19 @@ class FalkorDBStore(GraphStore):
 
                 raise ReadOnlyViolation("this query writes to the graph but was run read-only",
                                         hint="pass --write (CLI) or write=True") from exc
-            raise NeoweaveError(f"FalkorDB rejected the query: {message}") from exc
+            raise self._refusal(message, "FalkorDB rejected the query") from exc
+
+    def _refusal(self, message: str, what: str) -> NeoweaveError:
+        """The error for a reply refusing a command: a full disk (Redis refuses writes with MISCONF once it cannot
+        append to its file) named as such, with the data directory, instead of the server's words."""
+        if "MISCONF" not in message or "No space left" not in message:
+            return NeoweaveError(f"{what}: {message}")
+        where = (f"the data directory {self.server.paths.data_dir}" if self.server is not None
+                 else f"the FalkorDB server at {self.host}:{self.port}")
+        return StoreUnavailable(
+            f"the disk of {where} is full: FalkorDB cannot append to its file and refuses writes",
+            hint="free space on that disk, then rerun the command (a refused write was not applied; the writes "
+                 "before it are whole)")
 
     @contextlib.contextmanager
     def unit(self) -> Iterator[WriteUnit]:
@@ -244,7 +263,7 @@ class FalkorDBStore(GraphStore):
         try:
             pipe.execute()
         except redis.exceptions.ResponseError as exc:
-            raise NeoweaveError(f"FalkorDB rejected a statement of a write unit: {exc}") from exc
+            raise self._refusal(str(exc), "FalkorDB rejected a statement of a write unit") from exc
 
     def _vector_params(self, index: str, label: str, prop: str) -> dict[str, Any]:
         return {"label": label, "property": prop}
@@ -278,7 +297,7 @@ class FalkorDBStore(GraphStore):
         except redis.exceptions.ResponseError as exc:
             if any(marker in str(exc).lower() for marker in _ALREADY):
                 return False
-            raise NeoweaveError(f"schema step {step.name} failed on FalkorDB: {exc}") from exc
+            raise self._refusal(str(exc), f"schema step {step.name} failed on FalkorDB") from exc
         return True
 
     def apply_schema(self, embedding_model: str, dimension: int) -> list[str]:
