@@ -95,12 +95,16 @@ def test_a_report_quoting_a_deleted_sentence_is_withdrawn_until_rewritten(kb, re
 
 
 def test_global_search_reads_no_withdrawn_report(kb, reported):
-    """community_global's statement (its map step needs a model) leaves withdrawn reports out and lists them."""
+    """community_global's statements (its map step needs a model) leave withdrawn reports out and list them; its
+    leaf-or-top level choice does not weigh them either."""
     record, _ = quoted_sentence(kb)
     embedding = kb.embedder.embed_query(QUESTIONS[0])
     every = {"level": 9, "min_rating": 0.0, "embedding": embedding, "limit": 1000}
     before = kb.store.run("global_level_reports", every)
     assert before and all(row["withdrawn"] == [] for row in before)
+    choice = {"embedding": embedding, "min_rating": 0.0, "m": 1000}
+    weighed = sum(len(row["best"]) for row in kb.store.run("community_level_match", choice))
+    assert weighed == len(before)
     kb.delete(str(reported / f"{record}.md"))
     after = kb.store.run("global_level_reports", every)
     withdrawn = after[0]["withdrawn"]
@@ -108,6 +112,7 @@ def test_global_search_reads_no_withdrawn_report(kb, reported):
     assert {row["id"] for row in after} | set(withdrawn) == {row["id"] for row in before}
     stale = set(kb.cypher("MATCH (s:Meta {id: 'communities'}) RETURN s.members_changed AS ids")[0]["ids"])
     assert set(withdrawn) == stale & {row["id"] for row in before}
+    assert sum(len(row["best"]) for row in kb.store.run("community_level_match", choice)) == weighed - len(withdrawn)
 
 
 RANKED_BY_EMBEDDING = ("naive", "larag", "kg", "community_local", "ppr", "orion")
