@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -385,7 +385,10 @@ class Strategy:
         question = question.replace("\x00", "")
         trace, cost = Trace(), Cost()
         result = RetrievalResult(question, self.name, strategy.parameters(), [], trace, cost)
-        items = strategy._retrieve(question, trace, cost, result)
+        # one state of the graph for all its reads, unless it calls the LLM between them (a writer would wait
+        # for the model)
+        with nullcontext() if strategy.wants_llm(strategy.parameters()) else self.store.consistent_reads():
+            items = strategy._retrieve(question, trace, cost, result)
         # a chunk without its text (a write left it out) has nothing to show: never served, whatever reached it
         trace.skip_chunks(self.name, [item.chunk_id for item in items if item.text is None])
         result.items = [item for item in items if item.text is not None]

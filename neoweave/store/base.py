@@ -9,7 +9,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -391,6 +391,12 @@ class GraphStore(ABC):
 
     def constraints(self) -> list[dict[str, Any]]:
         return self.run("list_constraints")
+
+    def consistent_reads(self) -> AbstractContextManager[None]:
+        """Statements read inside see one state of the graph between write units (`store.snapshot_gate`). The
+        embedded FalkorDB gates its data directory's readers and writers; elsewhere each statement reads what is
+        committed when it runs."""
+        return nullcontext()
 
     @abstractmethod
     def health(self) -> dict[str, Any]:

@@ -21,9 +21,11 @@ from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_damage import check_graph, record_graph
 from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
+from neoweave.store.falkordb_paths import snapshot_lock_files
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
 from neoweave.store.falkordb_wire import check_keys, decode_reply, graph_module_version, params_header
 from neoweave.store.search_gate import SearchGate
+from neoweave.store.snapshot_gate import SnapshotGate
 from neoweave.store.values import batched
 
 _VECTOR_QUERY = "db.idx.vector.queryNodes"
@@ -59,6 +61,8 @@ class FalkorDBStore(GraphStore):
         self._search_gate = SearchGate(server.paths.search_lock_file if server is not None else None)
         """Vector-index statements are sent one at a time (FalkorDB answers overlapping HNSW queries wrongly:
         `search_gate`); tests/test_store_falkordb.py checks concurrent searches against sequential."""
+        self._snapshot_gate = SnapshotGate(*snapshot_lock_files(server.paths, graph) if server is not None else ())
+        """A retrieval's reads see the graph between write units (`snapshot_gate`)."""
 
     # -- connection ------------------------------------------------------------------------------
     def server_pid(self) -> int | None:
@@ -196,7 +200,8 @@ class FalkorDBStore(GraphStore):
         def action(graph: Any) -> list[dict[str, Any]]:
             text = (params_header(params) if header is None else header) + cypher
             command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
-            with self._search_gate if searches_vectors else contextlib.nullcontext():
+            with (self._search_gate if searches_vectors else contextlib.nullcontext(),
+                  self._snapshot_gate.writing() if write else contextlib.nullcontext()):
                 return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact", *limit))
 
         try:
@@ -251,7 +256,8 @@ class FalkorDBStore(GraphStore):
         if unit.queued:
             with self.writing():
                 self._before_write()
-                self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
+                with self._snapshot_gate.writing():
+                    self._with_reconnect(lambda graph: self._send_unit(graph, unit.queued))
 
     def _send_unit(self, graph: Any, queued: list[tuple[str, dict[str, Any]]]) -> None:
         for _, params in queued:
@@ -286,6 +292,10 @@ class FalkorDBStore(GraphStore):
 
     def _apply_step(self, step: DdlStep) -> bool:
         def action(graph: Any) -> None:
+            with self._snapshot_gate.writing():
+                apply(graph)
+
+        def apply(graph: Any) -> None:
             if step.command:
                 status = self._db.connection.execute_command(*step.command)  # type: ignore[union-attr]
                 log.debug("%s -> %s", step.name, status)
@@ -424,9 +434,13 @@ class FalkorDBStore(GraphStore):
             return None
         return Path(self.server.paths.data_dir) / "derived" / self.graph_name / name
 
+    def consistent_reads(self) -> contextlib.AbstractContextManager[None]:
+        return self._snapshot_gate.reading()
+
     def close(self) -> None:
         self._reset()
         self._search_gate.close()
+        self._snapshot_gate.close()
 
 
 def _next_prepared(batches: Iterator[list[Mapping[str, Any]]], prepare: Any) -> Any:
