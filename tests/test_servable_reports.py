@@ -205,6 +205,8 @@ def test_unmerge_withdraws_the_changed_reports_and_prints_the_command(cli, workd
     failing = [row for row in json.loads(cli("check", "--json", check=False).stdout) if row["failing"]]
     assert checked.returncode == 1 and failing and {row["repair"] for row in failing} == {REPAIR}, failing
     assert f"repair: {REPAIR}" in checked.stdout
+    status = cli("status").stdout
+    assert " withdrawn)" in status and f"`{REPAIR}`" in " ".join(status.split())
     stale = json.loads(cli("cypher", "MATCH (s:Meta {id: 'communities'}) RETURN s.members_changed AS ids",
                            "--json").stdout)["ids"]
     asked = json.loads(cli("query", "Who did King Lothair II marry?", "-s", "community_local", "--json").stdout)
