@@ -4,7 +4,7 @@ chunks it processed), and the re-inserted graph loses true neighbours at the def
 
 The vectors are a seeded sample of 5,000 points around 1,000 random centres: a spread that is hard for HNSW,
 so the loss shows in seconds (strict agreement 0.968 at the old breadth after one round of updates) where real
-corpora need hours of embedding (docs/benchmarks/vector_recall.md measures those)."""
+corpora need hours of embedding (docs/benchmarks/vector_agreement.md measures those)."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ VECTOR_SEARCH_BREADTH = 400
 """Neighbours every vector query asks the index for at least, keeping the best k: the HNSW search breadth (ef).
 An index whose vectors were updated in place (FalkorDB re-inserts a node's vector on any update of the node, so
 each enrich step that marks its chunks does) loses some true neighbours at the default breadth; searching wider
-finds them again (docs/benchmarks/vector_recall.md)."""
+finds them again (docs/benchmarks/vector_agreement.md)."""
 PARAM_TYPES = ("INTEGER", "FLOAT", "STRING", "BOOLEAN", "LIST", "MAP", "VECTOR", "ANY")
 _PARAM_LINE = re.compile(r"^//\s*@param\s+([A-Za-z_]\w*)\s*:\s*([A-Z]+)\s*(.*)$")
 _MACRO = re.compile(r"\{\{\s*(\w+)((?:\s+[^\s}]+)*)\s*\}\}")
