@@ -4,7 +4,10 @@ time and size of each step, counts, and every question's retrieval by each strat
     python benchmarks/transfer.py --data-dir GRAPH_DIR --qa QA.jsonl --out docs/benchmarks/transfer_NAME.json
 
 The source graph is only read. The export and the imported copy are written under --work (removed afterwards unless
---keep); the copy's embedded server is stopped at the end. Run it alone for the timings.
+--keep); the copy's embedded server is stopped at the end. Run it alone for the timings. `--strategies llm-free`
+(the default) is every registered strategy that can retrieve without an LLM; one the graph lacks a layer for
+(`enrich communities`, `tags`, `rst`) is listed under `skipped` with the reason. `--restore` also takes a backup of
+the source and restores it into a fresh data directory, compared the same way.
 """
 
 from __future__ import annotations
@@ -19,27 +22,70 @@ import tempfile
 import time
 from pathlib import Path
 
+from neoweave.errors import NeoweaveError
 from neoweave.kb import Limits, open_kb
+from neoweave.registry import STRATEGIES
+
+NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}}
+"""Parameters that keep a strategy off the LLM (the same as tests/test_same_retrieval.py)."""
+
+Retrievals = dict[str, list[list[tuple[str, float]]]]
 
 
 def _directory_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def _retrievals(kb, questions: list[str], strategies: list[str], k: int) -> dict[str, list[list[tuple[str, float]]]]:
-    return {name: [[(item.chunk_id, round(item.score, 6)) for item in kb.retrieve(q, name, k).items]
-                   for q in questions] for name in strategies}
+def _strategies(text: str) -> dict[str, dict]:
+    """Strategy name -> the parameters it runs with: every LLM-free one for 'llm-free', else the names given."""
+    if text == "llm-free":
+        return {name: NO_LLM.get(name, {}) for name in STRATEGIES.names()
+                if not STRATEGIES.get(name).wants_llm(NO_LLM.get(name, {}))}
+    return {name.strip(): NO_LLM.get(name.strip(), {}) for name in text.split(",") if name.strip()}
+
+
+def _retrievals(kb, questions: list[str], strategies: dict[str, dict], k: int, skipped: dict[str, str]
+                ) -> Retrievals:
+    """Per strategy, each question's (chunk id, score) list; a strategy that cannot run on the graph (a missing
+    layer) goes to `skipped` with its message."""
+    found: Retrievals = {}
+    for name, parameters in strategies.items():
+        if name in skipped:
+            continue
+        try:
+            found[name] = [[(item.chunk_id, item.score) for item in kb.retrieve(q, name, k, **parameters).items]
+                           for q in questions]
+        except NeoweaveError as error:
+            skipped[name] = str(error)
+    return found
+
+
+def _compare(before: Retrievals, after: Retrievals) -> dict[str, dict]:
+    """Per strategy: questions with the same chunk ids in the same order, and the largest score change there."""
+    out = {}
+    for name, answers in before.items():
+        same = [(a, b) for a, b in zip(answers, after.get(name, []), strict=False)
+                if [c for c, _ in a] == [c for c, _ in b]]
+        moved = max((abs(x[1] - y[1]) for a, b in same for x, y in zip(a, b, strict=True)), default=0.0)
+        out[name] = {"identical": len(same), "of": len(answers), "largest_score_change": float(f"{moved:.2e}")}
+    return out
+
+
+def _stop_server(data_dir: Path) -> None:
+    subprocess.run([sys.executable, "-m", "neoweave.cli", "--data-dir", str(data_dir), "server", "stop"],
+                   capture_output=True, check=False)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True, help="the knowledge base to export (only read)")
     parser.add_argument("--qa", type=Path, required=True, help="questions (JSONL with a 'question' field)")
-    parser.add_argument("--strategies", default="naive,larag,kg,ppr")
+    parser.add_argument("--strategies", default="llm-free", help="comma-separated names, or llm-free (default)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=50, help="questions compared")
     parser.add_argument("--work", type=Path, default=None, help="where the export and copy go (default: temp)")
     parser.add_argument("--keep", action="store_true", help="keep the export and the copy")
+    parser.add_argument("--restore", action="store_true", help="also back up the source and restore it, compared")
     parser.add_argument("--out", type=Path, required=True, help="JSON results")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -48,22 +94,31 @@ def main() -> None:
     export_dir, copy_dir = work / "export", work / "copy"
     questions = [json.loads(line)["question"] for line in args.qa.read_text(encoding="utf-8").splitlines()
                  if line.strip()][: args.limit]
-    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    strategies = _strategies(args.strategies)
+    skipped: dict[str, str] = {}
+    restored: dict[str, dict] | None = None
     try:
         with open_kb(args.data_dir, limits=Limits.unbounded(), read_only=True) as source:
             counts = source.status()
             started = time.perf_counter()
             manifest = source.export(export_dir)
             export_s = time.perf_counter() - started
-            before = _retrievals(source, questions, strategies, args.k)
+            before = _retrievals(source, questions, strategies, args.k, skipped)
+            if args.restore:
+                source.backup(work / "backup", llm_cache=False)
         with open_kb(copy_dir, limits=Limits.unbounded()) as copy:
             started = time.perf_counter()
             report = copy.import_from(export_dir)
             import_s = time.perf_counter() - started
-            after = _retrievals(copy, questions, strategies, args.k)
+            after = _retrievals(copy, questions, strategies, args.k, {})
             copied = copy.status()
-        subprocess.run([sys.executable, "-m", "neoweave.cli", "--data-dir", str(copy_dir), "server", "stop"],
-                       capture_output=True, check=False)
+        _stop_server(copy_dir)
+        if args.restore:
+            with open_kb(work / "restored", limits=Limits.unbounded()) as copy:
+                copy.restore(work / "backup")
+                restored = _compare(before, _retrievals(copy, questions, strategies, args.k, {}))
+            _stop_server(work / "restored")
+        imported = _compare(before, after)
         records = report["records"]
         result = {
             "source": str(args.data_dir), "records": records,
@@ -73,10 +128,13 @@ def main() -> None:
             "import_seconds": round(import_s, 1), "import_records_per_s": round(records / import_s),
             "counts_equal": copied["nodes"] == counts["nodes"] and copied["relationships"] == counts["relationships"],
             "questions": len(questions), "k": args.k,
-            "identical_retrievals": {name: sum(a == b for a, b in zip(before[name], after[name], strict=True))
-                                     for name in strategies},
+            "identical_retrievals": {name: row["identical"] for name, row in imported.items()},
+            "largest_score_change": {name: row["largest_score_change"] for name, row in imported.items()},
+            "skipped": skipped,
             "manifest_files": len(manifest["files"]),
         }
+        if restored is not None:
+            result["identical_after_restore"] = {name: row["identical"] for name, row in restored.items()}
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
