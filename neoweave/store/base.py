@@ -18,6 +18,7 @@ from neoweave.cypher.registry import VECTOR_SEARCH_BREADTH, Statement
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION, GraphSchema
 from neoweave.graph_schema.render import Backend, DdlStep
+from neoweave.store.migrations import upgrade
 from neoweave.store.read_limit import bounded_read
 from neoweave.store.values import (
     META_ID,
@@ -28,35 +29,14 @@ from neoweave.store.values import (
     fulltext_terms,
     looks_like_write,
     now_iso,
-    search_text,
     strip_vectors,
 )
+from neoweave.store.write_unit import WriteUnit
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RECENT_STATEMENTS = 256
 """How many statement names a store remembers (`recent_statements`): enough to debug, bounded under a server."""
-
-class WriteUnit:
-    """Named write statements that a store applies all together or not at all (see `GraphStore.unit`)."""
-
-    def __init__(self, store: GraphStore) -> None:
-        store.check_writable("a write unit")
-        self.store = store
-        self.queued: list[tuple[str, dict[str, Any]]] = []
-
-    def run(self, name: str, params: Mapping[str, Any] | None = None) -> None:
-        statement = self.store.statement(name)
-        params = dict(params or {})
-        statement.check_params(params)
-        self.store.note_statement(name)
-        self.queued.append((statement.text, params))
-
-    def run_batches(self, name: str, rows: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None) -> None:
-        """Queue an `UNWIND $rows` statement once per batch of `store.batch_size` rows."""
-        for batch in batched(rows, self.store.batch_size):
-            self.run(name, {**(params or {}), "rows": batch})
-
 
 class GraphStore(ABC):
     """Run named statements, batched writes and index searches against one graph.
@@ -349,8 +329,8 @@ class GraphStore(ABC):
         self.check_writable("applying the schema")
         meta = self.check_meta(embedding_model, dimension)
         created = [step.name for step in self.ddl(dimension) if self._apply_step(step)]
-        if meta is not None and meta["schema_version"] < 3:
-            self._fill_search_texts()
+        if meta is not None:
+            upgrade(self, int(meta["schema_version"]))
         if created or meta is None or meta["schema_version"] != SCHEMA_VERSION:
             # only then: an unchanged Meta rewritten would replace the write stamp, and every `enrich` run
             # would seem to have changed the graph (its graph-wide phases could never be skipped)
@@ -358,12 +338,6 @@ class GraphStore(ABC):
                                   "embedding_model": embedding_model, "dimension": dimension,
                                   "now": now_iso()}, write=True)
         return created
-
-    def _fill_search_texts(self) -> None:
-        """Schema 3: give the chunks of an older graph their `search_text` (only those with line breaks get one)."""
-        for rows in self.pages("chunk_texts_page", size=2000, cursor="id"):
-            folded = [{"id": row["id"], "search_text": search_text(row["text"] or "")} for row in rows]
-            self.write_batches("set_chunk_search_texts", [row for row in folded if row["search_text"]])
 
     def upgrade_schema(self) -> list[str]:
         """Create the constraints and indexes a graph built by an older neoweave lacks (a new step's vector
