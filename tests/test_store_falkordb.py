@@ -557,11 +557,13 @@ EXAMPLES.update({
     "import_progress_start": {"fingerprint": "f", "source": "/nowhere/export", "now": NOW},
     "import_progress_set": {"fingerprint": "f", "position": -1, "loaded": 0, "now": NOW},
     "import_progress_clear": {},
+    "chunk_texts_page": {"after": "", "limit": 10},
+    "set_chunk_search_texts": {"rows": [{"id": "c1", "search_text": "alpha beta"}]},
 })
 WRITES |= {"index_repair_chunk", "index_repair_entity", "index_repair_community",
            "import_progress_start", "import_progress_set", "import_progress_clear", "meta_stamp_set",
            "kg_compact_mentions", "kg_compact_relations"}
-WRITES |= {"document_sections_written"}
+WRITES |= {"document_sections_written", "set_chunk_search_texts"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",
                 "vector_search",
@@ -569,7 +571,7 @@ RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "l
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
                 "kg_section_titles", "kg_document_anchors", "meta_stamp_get", "walk_index_chunks",
-                "walk_index_chunk_vectors"}
+                "walk_index_chunk_vectors", "chunk_texts_page"}
 
 
 def test_every_falkordb_statement_has_an_example():
