@@ -200,8 +200,10 @@ class FalkorDBStore(GraphStore):
         def action(graph: Any) -> list[dict[str, Any]]:
             text = (params_header(params) if header is None else header) + cypher
             command = "GRAPH.QUERY" if write else "GRAPH.RO_QUERY"
-            with (self._search_gate if searches_vectors else contextlib.nullcontext(),
-                  self._snapshot_gate.writing() if write else contextlib.nullcontext()):
+            # the snapshot gate before the search gate, in readers and writers alike (a retrieval holds the
+            # first while it waits for the second)
+            with (self._snapshot_gate.writing() if write else contextlib.nullcontext(),
+                  self._search_gate if searches_vectors else contextlib.nullcontext()):
                 return decode_reply(graph, graph.execute_command(command, graph.name, text, "--compact", *limit))
 
         try:
