@@ -243,6 +243,10 @@ class EmbeddedFalkorDB:
             warn_if_truncated(self.paths)
             return
         refuse_load_failure(self.paths)
+        if pid is not None and not pid_alive(pid) and not _log_gives_reason(self.paths.log_file):
+            raise StoreUnavailable(f"the FalkorDB server of {data} (pid {pid}) was stopped while it started, before "
+                                   "it was ready (killed: its log gives no reason)",
+                                   hint=f"rerun the command: it starts the server again (log: {self.paths.log_file})")
         tail = ""
         if self.paths.log_file.exists():
             tail = " | ".join(self.paths.log_file.read_text(errors="replace").strip().splitlines()[-3:])
@@ -293,3 +297,12 @@ class EmbeddedFalkorDB:
             os.kill(pid, signal.SIGKILL)
         self._clean_stale()
         return True
+
+
+def _log_gives_reason(log_file: Path) -> bool:
+    """Whether the log's latest start ends in a warning or error (Redis marks them `#`) that says why it stopped."""
+    try:
+        lines = log_file.read_text(errors="replace").strip().splitlines()[-5:]
+    except OSError:
+        return False
+    return any(" # " in line and "overcommit" not in line for line in lines)
