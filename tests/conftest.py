@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import sysconfig
 import time
@@ -100,6 +101,15 @@ def cli(workdir):
     run.env = env
     yield run
     run("server", "stop", check=False)
+
+
+def pytest_configure(config) -> None:
+    """Ctrl-C is a KeyboardInterrupt in the tests and in the commands they start, also when the suite itself was
+    started with SIGINT ignored (a background job of a non-interactive shell, `nohup`): the tests of what Ctrl-C
+    keeps send real SIGINTs. A handler installed here is reset to the default in the children at exec; an ignored
+    signal would stay ignored."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
