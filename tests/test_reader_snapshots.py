@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,28 @@ def _reader(kb: KnowledgeBase, server, embedder) -> KnowledgeBase:
     return KnowledgeBase(kb.settings, store=store, embedder=embedder, read_only=True)
 
 
+@contextlib.contextmanager
+def _after_each_write(store: FalkorDBStore, action: Callable[[], None]) -> Iterator[None]:
+    """`action` run each time an outermost write unit or statement has left the store's gate
+    (`store.snapshot_gate`), while the block runs."""
+    gate = store._snapshot_gate
+    writing = gate.writing
+
+    @contextlib.contextmanager
+    def writing_then_action() -> Iterator[None]:
+        outermost = not getattr(gate._local, "writes", 0)
+        with writing():
+            yield
+        if outermost:
+            action()
+
+    gate.writing = writing_then_action
+    try:
+        yield
+    finally:
+        gate.writing = writing
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     return write_site(tmp_path / "site")
@@ -95,24 +117,9 @@ def test_reads_during_ingest_and_enrich_see_a_state_between_write_units(kb, seco
                 for question in QUESTIONS:
                     recorded[(name, question)].add(_outcome(reader, name, parameters, question))
 
-        # the writer's gate (`store.snapshot_gate`): a record once each outermost write has left it
-        gate = kb.store._snapshot_gate
-        writing = gate.writing
-
-        @contextlib.contextmanager
-        def writing_recorded() -> Iterator[None]:
-            outermost = not getattr(gate._local, "writes", 0)
-            with writing():
-                yield
-            if outermost:
-                record()
-
         record()  # before the first write
-        gate.writing = writing_recorded
-        try:
+        with _after_each_write(kb.store, record):
             _commands(kb, site)
-        finally:
-            gate.writing = writing
     assert boundaries > 10
 
     # second run, on another graph, polled while it writes
@@ -130,27 +137,17 @@ def test_reads_during_ingest_and_enrich_see_a_state_between_write_units(kb, seco
             finally:
                 writing.clear()
 
-        gate = writer.store._snapshot_gate
-        unit_gate = gate.writing
-
-        @contextlib.contextmanager
-        def writing_paused() -> Iterator[None]:
-            outermost = not getattr(gate._local, "writes", 0)
-            with unit_gate():
-                yield
-            if outermost:
-                time.sleep(WRITE_PAUSE)  # readers get their turn between units, as between a larger graph's
-
-        gate.writing = writing_paused
-        writing.set()
-        thread = threading.Thread(target=run_commands, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 300
-        while writing.is_set() and time.monotonic() < deadline:
-            for name, parameters in strategies:
-                for question in QUESTIONS:
-                    polls.append(((name, question), _outcome(reader, name, parameters, question)))
-        thread.join(timeout=60)
+        # readers get their turn between units, as between a larger graph's
+        with _after_each_write(writer.store, lambda: time.sleep(WRITE_PAUSE)):
+            writing.set()
+            thread = threading.Thread(target=run_commands, daemon=True)
+            thread.start()
+            deadline = time.monotonic() + 300
+            while writing.is_set() and time.monotonic() < deadline:
+                for name, parameters in strategies:
+                    for question in QUESTIONS:
+                        polls.append(((name, question), _outcome(reader, name, parameters, question)))
+            thread.join(timeout=60)
     assert not failures, failures
     assert len(polls) > 2 * len(recorded)
     unrecorded = [(key, outcome) for key, outcome in polls if outcome not in recorded[key]]
