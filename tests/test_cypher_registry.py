@@ -1,7 +1,9 @@
+import re
+
 import pytest
 
 from neoweave.cypher import load
-from neoweave.cypher.registry import _parse
+from neoweave.cypher.registry import _code_only, _parse, all_statements
 from neoweave.errors import StatementError
 
 MACROS = """// why
@@ -70,3 +72,48 @@ def test_unknown_statement_names_the_known_ones():
         load("nope", "neo4j")
     with pytest.raises(StatementError):
         load("await_indexes", "falkordb")  # Neo4j-only
+
+
+CLAUSE = re.compile(
+    r"[()\[\]{}]|\b(ON\s+(?:CREATE|MATCH)\s+SET|SET|DETACH\s+DELETE|DELETE|REMOVE|MERGE|CREATE|WHERE)\b", re.IGNORECASE)
+
+
+def writes_before_a_filter(text: str) -> bool:
+    """A WHERE outside brackets (a filter of rows, not of a list) after a clause that writes."""
+    depth, wrote = 0, False
+    for match in CLAUSE.finditer(_code_only(text)):
+        token = match.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth -= 1
+        elif depth == 0 and token.upper() == "WHERE":
+            if wrote:
+                return True
+        elif depth == 0:
+            wrote = True
+    return False
+
+
+# Statements that write before a WHERE, each with the test that shows nothing is lost.
+WRITE_THEN_FILTER = {
+    # DELETE (not SET) of the chunk's mentions, then the entities left without any: the deletes of rows the WHERE
+    # drops stay (tests/test_delete_everywhere.py, tests/test_rebuild_check.py compare the graph after deletes)
+    "kg_forget_mentions",
+}
+
+
+@pytest.mark.parametrize("backend", ["falkordb", "neo4j"])
+def test_no_statement_writes_before_a_filter(backend):
+    # FalkorDB drops the SETs of rows that a later WHERE filters out (it lost relation evidence in
+    # kg_forget_relations and entity counts in kg_refresh_entities): a write is a statement's last step, or the
+    # filter is a statement of its own
+    shaped = {statement.name for statement in all_statements(backend) if writes_before_a_filter(statement.text)}
+    assert shaped == WRITE_THEN_FILTER
+
+
+def test_the_shape_check_sees_the_lost_update_shape():
+    # kg_forget_relations before 98b9ee0: updates, then keeps only the emptied edges to delete them
+    assert writes_before_a_filter("MATCH (a)-[r:RELATED]->(b) SET r.chunk_ids = [c IN r.chunk_ids WHERE c <> $id] "
+                                  "WITH r WHERE size(r.chunk_ids) = 0 DELETE r")
+    assert not writes_before_a_filter("MATCH (a) WHERE a.x = 1 SET a.y = [v IN a.l WHERE v > 0]")
