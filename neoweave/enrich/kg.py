@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from tqdm import tqdm
 
-from neoweave.enrich import homes, resolution, title_mentions
+from neoweave.enrich import homes, resolution, resolution_derived, title_mentions
 from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
 from neoweave.enrich.extract_llm import LLMExtractor
 from neoweave.enrich.finish_record import fingerprint_of
@@ -76,6 +76,7 @@ class KnowledgeGraphStep(EnrichStep):
     llm_grammar: bool = False
     """llm: also send the JSON schema as a grammar (always parses; ~5x slower sampling in llama-cpp-python)."""
     _llm_extractor: LLMExtractor | None = field(default=None, init=False, repr=False, compare=False)
+    _not_redirected: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def validate(self) -> None:
         super().validate()
@@ -118,7 +119,9 @@ class KnowledgeGraphStep(EnrichStep):
                 report.count("llm_dropped", result.dropped)
         else:
             results = self.fast_extractor.extract((c.id, c.text) for c in chunks)
-        redirect(results, resolution.final_survivors(ctx.store, sorted({m.id for r in results for m in r.mentions})))
+        survivors = resolution.final_survivors(ctx.store, sorted({m.id for r in results for m in r.mentions}))
+        redirect(results, {absorbed: survivor for absorbed, survivor in survivors.items()
+                           if absorbed not in self._not_redirected})
         return results
 
     def touched_vector_labels(self, report: EnrichReport) -> tuple[str, ...]:
@@ -126,7 +129,7 @@ class KnowledgeGraphStep(EnrichStep):
         (a run with nothing to extract still recounts: after a document was deleted, or on an older graph)."""
         if report.chunks or report.counters.get("chunks_title_scanned"):
             return self.vector_labels
-        entity_writes = ("title_mentions", "entities_embedded", "merges", "entities_refreshed")
+        entity_writes = ("title_mentions", "entities_embedded", "merges", "entities_refreshed", "merges_dissolved")
         return ("Entity",) if any(report.counters.get(name) for name in entity_writes) else ()
 
     def chunk_signature(self, signature: str, extracted: ChunkExtraction | None) -> str:
@@ -148,6 +151,30 @@ class KnowledgeGraphStep(EnrichStep):
         unit.run("kg_mark_chunks_titles_scanned", {"chunk_ids": chunk_ids, "scanned": False})
         report.count("mentions", mentions)
         report.count("relation_evidence", relations)
+
+    def extract_again(self, ctx: StepContext, report: EnrichReport, chunk_ids: list[str], atoms: set[str],
+                      record_ids: list[str]) -> None:
+        """Resolution dissolving merges that no longer hold: extract the chunks mentioning their survivors again
+        with `atoms` left as themselves, and remove the merge records, in one unit (a crash leaves the merges as
+        they were, or every form on its own with its mentions and relations)."""
+        store = ctx.store
+        chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
+                  for r in store.run("chunks_by_ids", {"ids": chunk_ids})]
+        self._not_redirected = frozenset(atoms)
+        try:
+            extracted = self.extract(chunks, ctx, report)
+        finally:
+            self._not_redirected = frozenset()
+        signature = self.signature(ctx)
+        by_chunk = {item.chunk_id: item for item in extracted}
+        with store.unit() as unit:
+            unit.run("entity_merge_delete", {"ids": record_ids})
+            self.forget(unit, [c.id for c in chunks])
+            self.write(unit, extracted, ctx, report)
+            unit.run("mark_chunks_enriched", {"rows": [
+                {"id": c.id, "prefix": self.prefix, "signature": self.chunk_signature(signature, by_chunk.get(c.id))}
+                for c in chunks]})
+        report.count("chunks_extracted_again", len(chunks))
 
     # graph-wide phases -----------------------------------------------------------------------------
     FINISH_PARAMETERS: ClassVar[tuple[str, ...]] = ("title_mentions", "resolve", "embedding_threshold",
@@ -186,11 +213,23 @@ class KnowledgeGraphStep(EnrichStep):
             report.count("entities_refreshed", refresh_entities(store, scope.entity_ids))
             embed_entities(ctx, report, self.unembedded_types)
         if self.resolve:
+            def redo(chunk_ids: list[str], atoms: set[str], record_ids: list[str]) -> frozenset[str] | None:
+                self.extract_again(ctx, report, chunk_ids, atoms, record_ids)
+                if self.title_mentions:
+                    title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
+                                                         source=f"{self.prefix}{self.version}:titles",
+                                                         progress=ctx.progress)
+                again = changes.refresh()
+                report.count("entities_refreshed", refresh_entities(store, again.entity_ids))
+                embed_entities(ctx, report, self.unembedded_types)
+                return again.entity_ids
+
             with phase(report, "resolution"):
-                merged = resolution.resolve(ctx, report, embedding_threshold=self.embedding_threshold,
-                                            changed=scope.entity_ids)
-                if merged:  # merges are resolution's only writes: without one, the refresh above still holds
-                    scope = changes.refresh()
+                merged = resolution_derived.resolve(ctx, report, embedding_threshold=self.embedding_threshold,
+                                                    changed=scope.entity_ids, unembedded_types=self.unembedded_types,
+                                                    redo=redo)
+                if merged or report.counters.get("merges_dissolved"):  # resolution's writes: without one, the
+                    scope = changes.refresh()  # refresh above still holds
                     report.count("entities_refreshed", refresh_entities(store, scope.entity_ids))
             if merged:
                 with phase(report, "entity_embeddings"):

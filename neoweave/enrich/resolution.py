@@ -5,17 +5,18 @@ Rules, in order (the first that applies decides; a pair once unmerged by a user 
 - `honorific`: a leading title word dropped ("King Lothair II" -> "Lothair II");
 - `acronym`: an acronym that is the initials of exactly one compatible multi-word name ("IBM");
 - `partial-name`: a one-word person name that is the last name of exactly one full person name sharing a
-  document with it ("Derrickson" -> "Scott Derrickson");
+  document with it ("Derrickson" -> "Scott Derrickson"; the full name's documents are those of every entity of
+  that name, whichever group tagged it);
 - `embedding`: names of one type group sharing a word, whose entity embeddings (`kg.entity_text`) have cosine
   at least the threshold, and that do not differ in a number ("Lothair I" and "Lothair II", "Python 3.3" and
   "Python 3.2.3", "Heinkel HD 23" and "Heinkel HD 26" never merge).
-Rules are applied again to what the merges left until nothing more merges (`resolve`): a merge can make a rule
-apply that did not ("IBM" once its two same-name expansions are one), and a run must leave nothing the next run
-would merge.
-The entity with more mentions survives; it keeps the other's names as aliases, and its MENTIONS edges take the
-other's surface forms (one edge per chunk and entity: a chunk mentioning both keeps one edge, the absorbed forms
-appended to its lists with their origin ids). `EntityMerge` nodes record rule, score, surface forms and chunks;
-`unmerge` restores the absorbed entity and moves back the list entries of its origins.
+Which merges hold is derived from the current mentions (`resolution_derived`): clusters of the rules' pairs,
+the survivor by a canonical rule, re-made on every kg run, so that the merges do not depend on the order documents
+arrived in. A merge moves the absorbed entity's MENTIONS onto the survivor's (one edge per chunk and entity: a
+chunk mentioning both keeps one edge, the absorbed forms appended to its lists with their origin ids) and its
+relations; the survivor keeps the other's names as aliases. `EntityMerge` nodes record rule, score, surface forms
+and the entity that joined it (`via`); `unmerge` restores the absorbed entity and moves back the list entries
+of its origins.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from neoweave.enrich.base import EnrichReport, StepContext
 from neoweave.enrich.kg_writes import fold_mentions
 from neoweave.errors import NeoweaveError
 from neoweave.nlp.names import STOPWORDS, acronym, compatible, without_honorific
@@ -39,7 +39,6 @@ from neoweave.store.values import now_iso
 
 _NUMBER = re.compile(r"^(?:\d+|[ivxlcdm]+)$")
 _NUMBERED = re.compile(r"\d")
-MAX_ROUNDS = 10
 log = logging.getLogger(__name__)
 NO_EMBEDDING_GROUPS = frozenset({"date", "concept", "code"})
 
@@ -123,10 +122,13 @@ def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | Non
     for c in candidates:
         if " " not in c.key and 2 <= len(c.key) <= 6 and c.name.isupper() and c.key in initials:
             fits = [s for s in initials[c.key] if compatible(s.group, c.group) and s.id != c.id]
-            if len(fits) == 1:
-                proposals.append(Proposal(fits[0].id, c.id, "acronym", 1.0))
+            if len({s.key for s in fits}) == 1:  # one name (its entities of several groups are one by same-name)
+                proposals.append(Proposal(best(fits).id, c.id, "acronym", 1.0))
     if documents is not None:
         by_last: dict[str, list[Candidate]] = defaultdict(list)
+        named_in: dict[str, set[str]] = defaultdict(set)  # a full name's documents, whatever group tagged it
+        for c in candidates:
+            named_in[c.key] |= documents.get(c.id, set())
         for c in candidates:
             words = c.key.split(" ")
             if c.group == "person" and len(words) >= 2:
@@ -135,10 +137,10 @@ def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | Non
             if c.group != "person" or " " in c.key or len(c.key) < 4 or c.key in STOPWORDS:
                 continue
             mine = documents.get(c.id, set())
-            fits = [f for f in by_last.get(c.key, []) if mine & documents.get(f.id, set())]
-            if len(fits) == 1:  # 'Obama' beside 'Barack Obama' (not Michelle Obama, named elsewhere)
-                shared = mine & documents.get(fits[0].id, set())
-                proposals.append(Proposal(fits[0].id, c.id, "partial-name", len(shared) / len(mine)))
+            fits = [f for f in by_last.get(c.key, []) if mine & named_in.get(f.key, set())]
+            if len({f.key for f in fits}) == 1:  # 'Obama' beside 'Barack Obama' (not Michelle Obama, named elsewhere)
+                shared = mine & named_in[fits[0].key]
+                proposals.append(Proposal(best(fits).id, c.id, "partial-name", round(len(shared) / len(mine), 4)))
     if embeddings:
         proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank, blocks)
     return proposals
@@ -170,113 +172,10 @@ def _embedding_proposals(candidates: list[Candidate], embeddings: dict[str, np.n
     return proposals
 
 
-def plan(proposals: list[Proposal], undone: set[tuple[str, str]]) -> list[Proposal]:
-    """Apply proposals in order onto a representative map: no chains, no cycles, no undone pair."""
-    parent: dict[str, str] = {}
-
-    def find(node: str) -> str:
-        while node in parent:
-            node = parent[node]
-        return node
-
-    merges: list[Proposal] = []
-    for p in proposals:
-        survivor, absorbed = find(p.survivor), find(p.absorbed)
-        if survivor == absorbed or (p.survivor, p.absorbed) in undone or (survivor, absorbed) in undone:
-            continue
-        parent[absorbed] = survivor
-        merges.append(Proposal(survivor, absorbed, p.rule, p.score))
-    # a survivor absorbed later moves its absorbed entities along (re-point to the final survivor)
-    return [Proposal(find(m.survivor), m.absorbed, m.rule, m.score) for m in merges]
-
-
-def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93,
-            changed: frozenset[str] | None = None) -> list[Proposal]:
-    """Propose, plan and apply merges in rounds until a round merges nothing (at most `MAX_ROUNDS`): each round
-    sees the entities the previous one left, with the mentions, aliases and documents they gained, as a later
-    run of `enrich kg` would read them from the graph.
-
-    `changed`: the entities changed since the last completed run (`kg_changes`), None for all. The rules still see
-    every entity, but only the embeddings of blocks holding a changed one are read: the others were compared
-    when their last member changed, and what they decided then holds (reading them was most of the phase)."""
-    store = ctx.store
-    candidates = {r["id"]: Candidate(r["id"], r["key"] or "", r["name"] or "", r["id"].split(":", 1)[0],
-                                     list(r["aliases"] or []), int(r["mentions"] or 0))
-                  for r in store.run("entity_resolution_candidates")}
-    documents = _documents(store, [c.id for c in candidates.values() if c.group == "person" and " " not in c.key]
-                           + [c.id for c in candidates.values() if c.group == "person" and " " in c.key])
-    touched = None if changed is None else changed_blocks(list(candidates.values()), changed)
-    embeddings = _block_embeddings(store, list(candidates.values()), touched)
-    undone = {(r["survivor_id"], r["absorbed_id"]) for r in store.run("entity_undone_merges")}
-    applied: list[Proposal] = []
-    for round_number in range(1, MAX_ROUNDS + 1):
-        merges = plan(propose(list(candidates.values()), documents=documents, embeddings=embeddings,
-                              embedding_threshold=embedding_threshold, blocks=touched), undone)
-        if not merges:
-            break
-        aliases = apply_merges(store, merges, candidates)
-        _fold(candidates, documents, merges, aliases)
-        if touched is not None:  # survivors changed too: their blocks are compared in the next round
-            more = changed_blocks(list(candidates.values()), frozenset(m.survivor for m in merges)) - touched
-            touched |= more
-            embeddings.update(_block_embeddings(store, list(candidates.values()), more))
-        # a person's documents as the graph now holds them: it may have absorbed another group's entity
-        # ("Puneet Sira" tagged a name, mentioned where the lone "Sira" is)
-        documents.update(_documents(store, sorted({m.survivor for m in merges
-                                                   if candidates[m.survivor].group == "person"})))
-        applied += merges
-        report.count("resolution_rounds")
-        if round_number == MAX_ROUNDS:
-            log.warning("entity resolution still merging after %d rounds: the next run continues", MAX_ROUNDS)
-    for m in applied:
-        report.count(f"merged_{m.rule}")
-    report.count("merges", len(applied))
-    return applied
-
-
-def _documents(store: GraphStore, ids: list[str]) -> dict[str, set[str]]:
-    """The documents that mention each of these entities (what `partial-name` compares)."""
-    documents: dict[str, set[str]] = {}
-    for start in range(0, len(ids), 1000):
-        for row in store.run("entity_documents", {"ids": ids[start:start + 1000]}):
-            documents[row["id"]] = set(row["doc_ids"])
-    return documents
-
-
-def _fold(candidates: dict[str, Candidate], documents: dict[str, set[str]], merges: list[Proposal],
-          aliases: dict[str, list[str]]) -> None:
-    """The candidates as the graph holds them after `merges`: the absorbed gone, each survivor with their
-    mentions and the aliases `apply_merges` wrote (documents are read again by the caller)."""
-    for m in merges:
-        absorbed, survivor = candidates.pop(m.absorbed), candidates[m.survivor]
-        survivor.mentions += absorbed.mentions
-        survivor.aliases = aliases.get(m.survivor, survivor.aliases)
-        documents.pop(m.absorbed, None)
-
-
 def changed_blocks(candidates: list[Candidate], changed: frozenset[str]) -> set[tuple[str, str]]:
     """The embedding rule's (group, word) blocks that hold a changed entity: the only ones whose comparisons can
     decide otherwise than when their members last changed."""
     return {(c.group, word) for c in candidates if c.id in changed for word in set(c.key.split(" "))}
-
-
-def _block_embeddings(store: GraphStore, candidates: list[Candidate],
-                      touched: set[tuple[str, str]] | None = None) -> dict[str, np.ndarray]:
-    """Embeddings of the entities that share a word with another entity of their group (the only ones compared);
-    with `touched`, only of those in these blocks."""
-    words: dict[tuple[str, str], int] = defaultdict(int)
-    for c in candidates:
-        if c.group not in NO_EMBEDDING_GROUPS:
-            for word in set(c.key.split(" ")):
-                words[(c.group, word)] += 1
-    wanted = [c.id for c in candidates if c.group not in NO_EMBEDDING_GROUPS
-              and any(words[(c.group, w)] > 1 and (touched is None or (c.group, w) in touched)
-                      for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
-    embeddings: dict[str, np.ndarray] = {}
-    for start in range(0, len(wanted), 1000):
-        for row in store.run("entity_embeddings", {"ids": wanted[start:start + 1000]}):
-            embeddings[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
-    return embeddings
 
 
 def merge_id(survivor: str, absorbed: str) -> str:
@@ -284,24 +183,28 @@ def merge_id(survivor: str, absorbed: str) -> str:
 
 
 def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str, Candidate], *,
-                 method: str = "rule", batch: int = 200) -> dict[str, list[str]]:
+                 method: str = "rule", batch: int = 200,
+                 records: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
     """Write merges in units of `batch`: record, move mentions and relations, aliases, delete absorbed. Returns
-    the survivors' aliases as written."""
+    the survivors' aliases as written. `records`: absorbed id -> the record row to write (`resolution_derived`'s,
+    read from the final state), instead of one made from the absorbed entity's properties."""
     now = now_iso()
     aliases: dict[str, list[str]] = {cid: list(c.aliases) for cid, c in candidates.items()}
     for start in range(0, len(merges), batch):
         part = merges[start:start + batch]
         properties = entity_properties(store, [m.absorbed for m in part])
-        records, finish = [], []
+        rows, finish = [], []
         for m in part:
             absorbed, survivor = candidates[m.absorbed], candidates[m.survivor]
             forms = list(dict.fromkeys([absorbed.name, *aliases.get(m.absorbed, [])]))
             props = dict(properties.get(m.absorbed, {"id": m.absorbed}))
             if props.get("method") != "import":  # derived from mentions (the smallest chunk id's): re-derived on
                 props.pop("description", None)  # unmerge, so the record never keeps a deleted chunk's sentence
-            records.append({"id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor,
-                            "absorbed_id": m.absorbed, "absorbed_json": json.dumps(props, ensure_ascii=False),
-                            "rule": m.rule, "score": m.score, "forms": forms, "method": method})
+            rows.append((records or {}).get(m.absorbed) or {
+                "id": merge_id(m.survivor, m.absorbed), "survivor_id": m.survivor, "absorbed_id": m.absorbed,
+                "absorbed_json": json.dumps(props, ensure_ascii=False), "rule": m.rule, "score": m.score,
+                "forms": forms, "method": method, "via": None})
+            forms = list(rows[-1]["forms"])
             merged = [a for a in dict.fromkeys([*aliases.get(m.survivor, []), *forms]) if a != survivor.name]
             aliases[m.survivor] = merged
             finish.append({"survivor_id": m.survivor, "absorbed_id": m.absorbed, "aliases": merged})
@@ -310,7 +213,7 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
             unit.run("kg_changes_mark_merges", {"rows": pairs})
             unit.run("community_mark_changed_entities",
                      {"entity_ids": sorted({e for m in part for e in (m.survivor, m.absorbed)})})
-            unit.run("entity_merge_record", {"rows": records, "now": now})
+            unit.run("entity_merge_record", {"rows": rows, "now": now})
             unit.run("entity_merge_mentions", {"rows": pairs})
             unit.run("entity_merge_relations_out", {"rows": pairs})
             unit.run("entity_merge_relations_in", {"rows": pairs})
@@ -320,13 +223,15 @@ def apply_merges(store: GraphStore, merges: list[Proposal], candidates: dict[str
 
 
 def refresh_aliases(store: GraphStore) -> int:
-    """Survivors' aliases: the forms of their active merges with the aliases they hold, sorted, without the
-    name. A survivor deleted with its last mention and re-created by a later chunk (its merge stays) gets them
-    back; the order does not depend on the order merges were made in. Returns the entities written."""
+    """Survivors' aliases: the forms of their active merges (with the aliases an imported entity holds), sorted,
+    without the name. A survivor deleted with its last mention and re-created by a later chunk (its merge stays)
+    gets them back; a form renamed since its merge leaves its old name; the order does not depend on the order
+    merges were made in. Returns the entities written."""
     rows = []
     for row in store.run("entity_alias_sources"):
         held = list(row["aliases"] or [])
-        wanted = sorted(({alias for forms in row["forms"] for alias in forms or []} | set(held)) - {row["name"]})
+        kept = set(held) if row["method"] == "import" else set()
+        wanted = sorted(({alias for forms in row["forms"] for alias in forms or []} | kept) - {row["name"]})
         if wanted != held:
             rows.append({"id": row["id"], "aliases": wanted})
     if rows:

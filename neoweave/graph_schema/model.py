@@ -179,7 +179,7 @@ SCHEMA = GraphSchema(
         NodeLabel(
             "EntityMerge",
             key="id",
-            properties=("survivor_id", "absorbed_id", "absorbed_json", "rule", "score", "forms",
+            properties=("survivor_id", "absorbed_id", "absorbed_json", "rule", "score", "forms", "via",
                         "status", *_PROVENANCE, "undone_at"),
             indexed=("absorbed_id", "survivor_id"),
             doc="One entity-resolution decision: which entity was merged into which, by which rule; undoable.",

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from neoweave.audit.snapshot import Snapshot, diff, snapshot
-from neoweave.enrich.communities import STATE_ID as COMMUNITY_STATE_ID
 
 log = logging.getLogger(__name__)
 
@@ -241,12 +240,8 @@ class Outcome:
     merges: tuple[int, int] = (0, 0)
     """Merge decisions (EntityMerge records) in the incremental graph and the rebuild."""
     merges_differ: bool = False
-    """The two graphs hold different merge decisions: survivors are chosen by mention counts at the time of the
-    merge, and a merge is not undone when its evidence goes (a declared exception, see `run_sequence`)."""
-
-    outside_resolution: list[str] = field(default_factory=list)
-    """Differences in what entity resolution does not reach (documents, sections, chunks and their vectors,
-    authored links, tags, RST, ...): must be empty even where merge decisions differ."""
+    """The two graphs hold different merge decisions (a diagnosis of a difference: resolution is derived from the
+    final mentions, so it is compared like the rest of the graph)."""
 
     @property
     def same(self) -> bool:
@@ -291,11 +286,9 @@ def run_sequence(seed: int, pages: Sequence[Page], make_kb: Callable[[str], Any]
     directory of its own (under `workdir`), some killed with SIGKILL and rerun. `parameters` are enrich step
     parameters by step (`{"kg": {"resolve": False}}`).
 
-    Declared exception: entity resolution's decisions depend on the order documents arrived in (the entity
-    with more mentions at the time survives; a merge stays when the mentions that justified it go). The
-    outcome says whether the two graphs hold the same merge decisions (`merges_differ`); everything else is
-    compared exactly; where the decisions differ, the graph outside the entity layer (`outside_resolution`)
-    still must be the same."""
+    The whole graphs are compared, entity resolution included (its merges are derived from the final mentions,
+    `enrich.resolution_derived`): `diff` leaves out only timestamps and compares vectors and floats within a
+    tolerance; `merges_differ` says whether a difference involves the merge decisions."""
     rng = random.Random(seed)
     operations = random_sequence(rng, pages, length=length)
     folder = workdir / f"seq{seed}"
@@ -339,28 +332,7 @@ def run_sequence(seed: int, pages: Sequence[Page], make_kb: Callable[[str], Any]
         rebuilt = snapshot(kb.store)
     decisions = [_merge_decisions(incremental), _merge_decisions(rebuilt)]
     return Outcome(seed, [str(op) for op in operations], diff(incremental, rebuilt), rebuilt.counts(), kills,
-                   (len(decisions[0]), len(decisions[1])), decisions[0] != decisions[1],
-                   diff(outside_resolution(incremental), outside_resolution(rebuilt)))
-
-
-RESOLUTION_LABELS = frozenset({"Entity:__Entity__", "EntityMerge", "Community"})
-RESOLUTION_TYPES = frozenset({"MENTIONS", "RELATED", "IN_COMMUNITY", "PARENT_COMMUNITY", "DESCRIBED_BY"})
-
-
-def outside_resolution(shot: Snapshot) -> Snapshot:
-    """The part of a graph that entity resolution's decisions cannot change: without entities, merges,
-    communities (built on entities) and their state, their edges, entity homes and the links inferred from
-    entity mentions (`method: inferred`)."""
-    nodes = {key: props for key, props in shot.nodes.items()
-             if key[0] not in RESOLUTION_LABELS and key != ("Meta", COMMUNITY_STATE_ID)}
-    relationships = {}
-    for key, edges in shot.relationships.items():
-        if key[0] in RESOLUTION_TYPES:
-            continue
-        kept = [props for props in edges if props.get("method") != "inferred"]
-        if kept:
-            relationships[key] = kept
-    return Snapshot(nodes, relationships)
+                   (len(decisions[0]), len(decisions[1])), decisions[0] != decisions[1])
 
 
 def _merge_decisions(shot: Snapshot) -> set[tuple[Any, Any, Any]]:

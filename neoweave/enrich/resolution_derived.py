@@ -1,0 +1,327 @@
+"""Entity resolution as a derived layer: merge decisions re-made from the current mentions on every kg run.
+
+The unit is the origin entity (an *atom*): an extracted form, as it stands alone or as a merge folded it into a
+survivor's MENTIONS lists (`origin_ids`), with its name and type by the smallest chunk id, its mention count and
+documents. The rules of `resolution.propose` give pairs of atoms; the clusters are the connected components of
+those pairs (a pair a user undid never joins), and each cluster's survivor is its atom with the most mentions,
+then the shortest key, then the smallest id. All of it is read from the final state, so the decisions do not
+depend on the order documents arrived, were changed or deleted in: a graph kept up to date by increments holds the
+merges a rebuild makes.
+
+Each run compares the clusters with the merges the graph holds (`EntityMerge`, method `rule`):
+- an atom alone that belongs to a cluster is merged into its survivor (the usual case: a new document);
+- a record whose fields changed (rule, score, forms, `via`) is rewritten;
+- a survivor holding an atom that no longer belongs to it (a merge whose justification is gone, a survivor that the
+  rule would no longer choose, a record whose absorbed form has no mention left) is *dissolved*: its records are
+  removed and the chunks that mention it are extracted again in the same write unit, which gives back every atom
+  on its own with its relations; the next pass merges them as the clusters say.
+
+Only the embedding rule is scoped (`changed`): its comparisons are read for the (group, word) blocks of the atoms
+of clusters a write touched; elsewhere the embedding pairs the records hold (`via`) stand, their names and blocks
+unchanged. The other rules see every atom (they read no vector).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from neoweave.enrich.base import EnrichReport, StepContext
+from neoweave.enrich.resolution import (
+    NO_EMBEDDING_GROUPS,
+    Candidate,
+    Proposal,
+    _embedding_proposals,
+    apply_merges,
+    changed_blocks,
+    merge_id,
+)
+from neoweave.enrich.resolution import propose as propose_pairs
+from neoweave.nlp.names import STOPWORDS
+
+log = logging.getLogger(__name__)
+RULES = ("same-name", "honorific", "acronym", "partial-name", "embedding")
+"""Rule priority: the rule a record names is the first that joins its absorbed atom to the cluster."""
+MAX_PASSES = 3
+DERIVED_METHOD = "rule"
+
+
+@dataclass
+class Atom:
+    id: str
+    key: str
+    name: str
+    group: str
+    type: str | None
+    method: str | None
+    mentions: int
+    holders: set[str] = field(default_factory=set)
+    """The entity nodes whose MENTIONS hold this form (itself when it stands alone)."""
+
+
+@dataclass
+class State:
+    """The entity layer as resolution reads it."""
+
+    atoms: dict[str, Atom]
+    entities: set[str]
+    records: dict[str, dict]
+    """Active derived merge records by id."""
+    undone: set[frozenset[str]]
+    documents: dict[str, set[str]]
+    chunks_of: dict[str, set[str]]
+    """Survivor entity -> the chunks mentioning it."""
+
+    def held_by(self) -> dict[str, set[str]]:
+        held: dict[str, set[str]] = defaultdict(set)
+        for atom in self.atoms.values():
+            for holder in atom.holders:
+                held[holder].add(atom.id)
+        return held
+
+
+def read_state(store) -> State:
+    entities = {r["id"]: r for r in store.run("entity_resolution_candidates")}
+    every = store.run("entity_merge_records")
+    records = {r["id"]: r for r in every if r["status"] == "merged" and r["method"] == DERIVED_METHOD}
+    undone = {frozenset((r["survivor_id"], r["absorbed_id"])) for r in every if r["status"] == "undone"}
+    survivors = sorted({r["survivor_id"] for r in records.values()} & entities.keys())
+    origins: dict[str, list[dict]] = defaultdict(list)
+    chunks_of: dict[str, set[str]] = defaultdict(set)
+    for start in range(0, len(survivors), 500):
+        for row in store.run("entity_resolution_origins", {"ids": survivors[start:start + 500]}):
+            origins[row["origin_id"]].append(row)
+            chunks_of[row["entity_id"]].add(row["chunk_id"])
+    absorbed_types = {r["absorbed_id"]: json.loads(r["absorbed_json"] or "{}").get("type") for r in records.values()}
+    atoms: dict[str, Atom] = {}
+    held = set(survivors)
+    for entity_id, row in entities.items():
+        if entity_id not in held:
+            atoms[entity_id] = Atom(entity_id, row["key"] or entity_id.split(":", 1)[-1], row["name"] or "",
+                                    entity_id.split(":", 1)[0], row["type"], row["method"], int(row["mentions"] or 0),
+                                    {entity_id})
+    documents: dict[str, set[str]] = {}
+    for origin, rows in origins.items():
+        first = min(rows, key=lambda r: r["chunk_id"])
+        holders = {r["entity_id"] for r in rows}
+        if origin in atoms:  # also standing alone (not made by neoweave's writes): a discrepancy to repair
+            atoms[origin].holders |= holders
+            continue
+        fallback = entities[origin]["type"] if origin in entities else absorbed_types.get(origin)
+        atoms[origin] = Atom(origin, origin.split(":", 1)[-1], first["name"] or "", origin.split(":", 1)[0],
+                             first["type"] or fallback, first["method"],
+                             sum(int(r["count"] or 0) for r in rows), holders)
+        documents[origin] = {r["doc_id"] for r in rows}
+    person_keys = {a.key for a in atoms.values() if a.group == "person"}
+    alone = [a.id for a in atoms.values() if a.key in person_keys and a.id not in documents]
+    for start in range(0, len(alone), 1000):
+        for row in store.run("entity_documents", {"ids": alone[start:start + 1000]}):
+            documents[row["id"]] = set(row["doc_ids"])
+    return State(atoms, set(entities), records, undone, documents, chunks_of)
+
+
+@dataclass
+class Clusters:
+    survivor: dict[str, str]
+    """Atom -> its cluster's survivor (itself when alone)."""
+    records: dict[str, dict]
+    """Desired merge records by id."""
+
+
+def candidates_of(state: State) -> list[Candidate]:
+    return [Candidate(a.id, a.key, a.name, a.group, [], a.mentions) for a in state.atoms.values()]
+
+
+def derive(state: State, *, embed: Callable[[list[str]], list] | None, stored_embeddings: Callable[[list[str]], dict],
+           changed: frozenset[str] | None, threshold: float, unembedded_types: tuple[str, ...]) -> Clusters:
+    """The clusters the rules give on the current atoms (see the module docstring)."""
+    candidates = candidates_of(state)
+    pairs = propose_pairs(candidates, documents=state.documents)
+    fresh = {frozenset((p.survivor, p.absorbed)) for p in pairs}
+    # the atoms whose clusters a write touched, or whose recorded non-embedding link no longer holds
+    held = state.held_by()
+    touched_atoms: set[str] = set()
+    if changed is None:
+        touched_atoms = set(state.atoms)
+    else:
+        for holder, atoms in held.items():
+            if holder in changed or atoms & changed:
+                touched_atoms |= atoms
+        for record in state.records.values():
+            link = frozenset((record["absorbed_id"], record.get("via") or record["survivor_id"]))
+            if record["rule"] != "embedding" and link not in fresh:
+                touched_atoms |= held.get(record["survivor_id"], set())
+    blocks = None if changed is None else changed_blocks(candidates, frozenset(touched_atoms))
+    embeddings = _embeddings(state, candidates, blocks, embed, stored_embeddings, unembedded_types)
+    rank = {c.id: (c.mentions, -len(c.key), c.id) for c in candidates}
+    pairs += _embedding_proposals(candidates, embeddings, threshold, rank, blocks)
+    if blocks is not None:  # embedding links of untouched blocks stand as recorded
+        words = {a.id: {(a.group, w) for w in a.key.split(" ")} for a in state.atoms.values()}
+        for record in state.records.values():
+            a, b = record["absorbed_id"], record.get("via") or record["survivor_id"]
+            if record["rule"] == "embedding" and a in words and b in words and (words[a] & words[b]) - blocks:
+                pairs.append(Proposal(b, a, "embedding", float(record["score"] or 0.0)))
+    return _cluster(state, pairs)
+
+
+def _embeddings(state: State, candidates: list[Candidate], blocks: set[tuple[str, str]] | None,
+                embed: Callable[[list[str]], list] | None, stored: Callable[[list[str]], dict],
+                unembedded_types: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Name vectors of the atoms in the blocks compared: stored for entities, computed for merged forms."""
+    sizes: dict[tuple[str, str], int] = defaultdict(int)
+    for c in candidates:
+        for word in set(c.key.split(" ")):
+            sizes[(c.group, word)] += 1
+    wanted = [c.id for c in candidates if c.group not in NO_EMBEDDING_GROUPS
+              and any(sizes[(c.group, w)] > 1 and (blocks is None or (c.group, w) in blocks)
+                      for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
+    own = [i for i in wanted if i in state.entities]
+    vectors = stored(own)
+    folded = sorted(i for i in wanted if i not in state.entities and not (
+        state.atoms[i].method == "fast" and state.atoms[i].type in unembedded_types))
+    if folded and embed is not None:
+        for atom_id, vector in zip(folded, embed([state.atoms[i].name for i in folded]), strict=True):
+            vectors[atom_id] = np.asarray(vector, dtype=np.float32)
+    return vectors
+
+
+def _cluster(state: State, pairs: list[Proposal]) -> Clusters:
+    """Connected components of the pairs (never joining a pair a user undid), survivors, and one record per
+    absorbed atom: the first link (rule priority, score, id) of a breadth-first walk from the survivor."""
+    order = {rule: i for i, rule in enumerate(RULES)}
+    links: dict[frozenset[str], tuple[int, float, str]] = {}
+    for p in pairs:
+        if p.survivor == p.absorbed or p.survivor not in state.atoms or p.absorbed not in state.atoms:
+            continue
+        key = frozenset((p.survivor, p.absorbed))
+        value = (order.get(p.rule, len(RULES)), -round(float(p.score), 4), p.rule)
+        if key not in links or value < links[key]:
+            links[key] = value
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        while node in parent:
+            node = parent[node]
+        return node
+
+    members: dict[str, set[str]] = {}
+    adjacency: dict[str, list[tuple[tuple[int, float, str], str]]] = defaultdict(list)
+    for key, value in sorted(links.items(), key=lambda item: (item[1], sorted(item[0]))):
+        a, b = sorted(key)
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            group_a, group_b = members.get(ra, {ra}), members.get(rb, {rb})
+            if any(frozenset((x, y)) in state.undone for x in group_a for y in group_b):
+                continue
+            parent[rb] = ra
+            members[ra] = group_a | group_b
+            members.pop(rb, None)
+        adjacency[a].append((value, b))
+        adjacency[b].append((value, a))
+    survivor_of: dict[str, str] = {}
+    records: dict[str, dict] = {}
+    for group in members.values():
+        survivor = min(group, key=lambda i: (-state.atoms[i].mentions, len(state.atoms[i].key), i))
+        seen, queue = {survivor}, deque([survivor])
+        while queue:
+            node = queue.popleft()
+            for value, other in sorted(adjacency[node], key=lambda item: (item[0], item[1])):
+                if other in seen or other not in group:
+                    continue
+                seen.add(other)
+                queue.append(other)
+                atom = state.atoms[other]
+                absorbed = {"id": atom.id, "key": atom.key, "name": atom.name, "type": atom.type,
+                            "method": atom.method, "aliases": []}
+                record = {"id": merge_id(survivor, other), "survivor_id": survivor, "absorbed_id": other,
+                          "absorbed_json": json.dumps(absorbed, ensure_ascii=False, sort_keys=True),
+                          "rule": value[2], "score": -value[1], "forms": [atom.name], "method": DERIVED_METHOD,
+                          "via": node}
+                records[record["id"]] = record
+        for atom_id in group:
+            survivor_of[atom_id] = survivor
+    return Clusters(survivor_of, records)
+
+
+FIELDS = ("survivor_id", "absorbed_id", "absorbed_json", "rule", "score", "forms", "via")
+
+
+def to_dissolve(state: State, clusters: Clusters) -> set[str]:
+    """Survivors holding what the clusters do not give them, or records that no longer hold."""
+    dissolve = set()
+    for holder, atoms in state.held_by().items():
+        if atoms == {holder}:  # an entity on its own: merged into its survivor, if it has one, by a plain merge
+            continue
+        if any(clusters.survivor.get(atom, atom) != holder for atom in atoms):
+            dissolve.add(holder)
+    for record in state.records.values():
+        if record["id"] not in clusters.records and record["survivor_id"] in state.entities:
+            dissolve.add(record["survivor_id"])
+    return dissolve
+
+
+def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: float = 0.93,
+            changed: frozenset[str] | None = None, unembedded_types: tuple[str, ...] = (),
+            redo: Callable[[list[str], set[str], list[str]], frozenset[str] | None] | None = None) -> list[Proposal]:
+    """Re-make the merge decisions from the current mentions and bring the graph to them; returns the merges
+    written. `redo(chunk_ids, atoms, record_ids)` extracts chunks again without redirecting `atoms`, removing the
+    records in the same unit, and returns the entities changed since (the kg step's); without it nothing is
+    dissolved (the merges to add and records to rewrite are still written)."""
+    store = ctx.store
+
+    def stored(ids: list[str]) -> dict[str, np.ndarray]:
+        vectors = {}
+        for start in range(0, len(ids), 1000):
+            for row in store.run("entity_embeddings", {"ids": ids[start:start + 1000]}):
+                vectors[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
+        return vectors
+
+    embed = None if ctx.embedder is None else ctx.embedder.embed
+    for _ in range(MAX_PASSES):
+        state = read_state(store)
+        clusters = derive(state, embed=embed, stored_embeddings=stored, changed=changed,
+                          threshold=embedding_threshold, unembedded_types=unembedded_types)
+        gone = sorted(r["id"] for r in state.records.values() if r["survivor_id"] not in state.entities)
+        if gone:  # every form of the survivor was deleted: nothing to move back
+            with store.unit() as unit:
+                unit.run("entity_merge_delete", {"ids": gone})
+        dissolve = to_dissolve(state, clusters)
+        if not dissolve or redo is None:
+            break
+        held = state.held_by()
+        atoms = {atom for holder in dissolve for atom in held.get(holder, set())}
+        records = sorted(r["id"] for r in state.records.values() if r["survivor_id"] in dissolve)
+        chunks = sorted({chunk for holder in dissolve for chunk in state.chunks_of.get(holder, set())})
+        report.count("merges_dissolved", len(records))
+        log.info("resolution: %d merges no longer hold; %d chunks extracted again", len(records), len(chunks))
+        more = redo(chunks, atoms, records)
+        changed = None if changed is None or more is None else changed | more | frozenset(atoms)
+    else:
+        log.warning("entity resolution still dissolving after %d passes: the next run continues", MAX_PASSES)
+    held = state.held_by()
+    merges = [Proposal(r["survivor_id"], r["absorbed_id"], r["rule"], r["score"])
+              for r in clusters.records.values()
+              if held.get(r["absorbed_id"]) == {r["absorbed_id"]} and r["survivor_id"] in state.entities]
+    merges.sort(key=lambda m: (m.survivor, m.absorbed))
+    new = {merge_id(m.survivor, m.absorbed) for m in merges}
+    rewrite = [r for r in clusters.records.values() if r["id"] not in new and r["id"] in state.records
+               and any(state.records[r["id"]].get(f) != r[f] for f in FIELDS)]
+    if merges:
+        candidates = {c.id: c for c in candidates_of(state)}
+        apply_merges(store, merges, candidates, records={m.absorbed: clusters.records[merge_id(m.survivor, m.absorbed)]
+                                                         for m in merges})
+    if rewrite:
+        from neoweave.store.values import now_iso
+
+        with store.unit() as unit:
+            unit.run("entity_merge_record", {"rows": rewrite, "now": now_iso()})
+        report.count("merge_records_rewritten", len(rewrite))
+    for m in merges:
+        report.count(f"merged_{m.rule}")
+    report.count("merges", len(merges))
+    return merges
