@@ -68,3 +68,38 @@ def test_a_person_who_absorbed_another_entity_is_compared_where_that_one_was_men
     assert sorted((m.rule, m.absorbed) for m in merges) == [("partial-name", "person:sira"),
                                                              ("same-name", "name:puneet sira")]
     assert resolve(StepContext(store), EnrichReport("kg", "fast", "test")) == []
+
+
+def _state(atoms, undone=()):
+    from neoweave.enrich.resolution_derived import Atom, State
+
+    made = {a[0]: Atom(a[0], a[0].split(":", 1)[1], a[1], a[0].split(":", 1)[0], "person", "fast", a[2], {a[0]})
+            for a in atoms}
+    return State(made, set(made), {}, {frozenset(pair) for pair in undone}, {}, {})
+
+
+def test_clusters_and_survivors_do_not_depend_on_the_order_atoms_are_read_in():
+    """The survivor is the most mentioned form of the cluster, then the shortest key, then the smallest id, and
+    the records are the same whatever order the forms and pairs come in; a pair a user undid never joins."""
+    from neoweave.enrich.resolution_derived import derive
+
+    atoms = [("person:lothair ii", "Lothair II", 2), ("person:king lothair ii", "King Lothair II", 2),
+             ("name:lothair ii", "Lothair II", 1), ("person:derrickson", "Derrickson", 1)]
+    results = []
+    for ordered in (atoms, atoms[::-1]):
+        clusters = derive(_state(ordered), embed=None, stored_embeddings=lambda ids: {}, changed=None,
+                          threshold=0.93, unembedded_types=())
+        results.append((clusters.survivor, clusters.records))
+    assert results[0] == results[1]
+    survivor, records = results[0]
+    assert survivor["person:king lothair ii"] == survivor["name:lothair ii"] == "person:lothair ii"
+    assert {(r["absorbed_id"], r["rule"], r["via"]) for r in records.values()} == {
+        ("person:king lothair ii", "honorific", "person:lothair ii"),
+        ("name:lothair ii", "same-name", "person:lothair ii")}
+    more = [(i, n, 5 if i == "name:lothair ii" else m) for i, n, m in atoms]  # another form now most mentioned
+    swapped = derive(_state(more), embed=None, stored_embeddings=lambda ids: {}, changed=None, threshold=0.93,
+                     unembedded_types=())
+    assert swapped.survivor["person:lothair ii"] == "name:lothair ii"
+    undone = derive(_state(atoms, undone=[("person:lothair ii", "person:king lothair ii")]), embed=None,
+                    stored_embeddings=lambda ids: {}, changed=None, threshold=0.93, unembedded_types=())
+    assert undone.survivor.get("person:king lothair ii", "person:king lothair ii") == "person:king lothair ii"
