@@ -352,7 +352,6 @@ EXAMPLES = {
     "kg_changes_close": {"consumed": 1, "log": "t", "fingerprint": "f", "finished": "t"},
     "kg_changes_forget": {},
     "kg_changes_walk_read": {"log": "t", "position": 1},
-    "entity_undone_merges": {},
     "kg_entities_for_homes_of": {"ids": ["person:guido van rossum"], "keys": ["asyncio"]},
     "kg_forgotten_entities": {"chunk_ids": ["c1"]},
     "kg_refill_descriptions": {},
