@@ -165,6 +165,7 @@ class KnowledgeGraphStep(EnrichStep):
             extracted = self.extract(chunks, ctx, report)
         finally:
             self._not_redirected = frozenset()
+            self.close()  # the run's extraction closed its workers already; many chunks here started them again
         signature = self.signature(ctx)
         by_chunk = {item.chunk_id: item for item in extracted}
         with store.unit() as unit:

@@ -281,7 +281,15 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
                 vectors[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
         return vectors
 
-    embed = None if ctx.embedder is None else ctx.embedder.embed
+    vectors_of: dict[str, np.ndarray] = {}  # names of merged forms embedded in an earlier pass of this run
+
+    def embed_names(names: list[str]) -> list[np.ndarray]:
+        missing = sorted(set(names) - vectors_of.keys())
+        if missing:
+            vectors_of.update(zip(missing, ctx.embedder.embed(missing), strict=True))
+        return [vectors_of[name] for name in names]
+
+    embed = None if ctx.embedder is None else embed_names
     for _ in range(MAX_PASSES):
         state = read_state(store)
         clusters = derive(state, embed=embed, stored_embeddings=stored, changed=changed,
