@@ -30,10 +30,12 @@ from neoweave.nlp.extraction import ChunkExtraction, redirect
 from neoweave.nlp.names import DEFAULT_TYPES
 from neoweave.registry import register_step
 from neoweave.store.base import WriteUnit
-from neoweave.store.provenance import RECOUNT_BATCH
+from neoweave.store.provenance import CHUNK_DERIVATIONS, RECOUNT_BATCH
 from neoweave.store.values import now_iso
 
 ENTITY_EMBED_CHARS = 160
+KEEPING_ENTITIES = {"kg_forget_mentions": "kg_forget_chunk_mentions"}
+"""Forgetting a step's chunks before extracting them again in the same unit: entities stay until the unit's end."""
 
 
 @register_step
@@ -156,8 +158,11 @@ class KnowledgeGraphStep(EnrichStep):
                       record_ids: list[str]) -> None:
         """Resolution dissolving merges that no longer hold: extract the chunks mentioning their survivors again
         with `atoms` left as themselves, and remove the merge records, in one unit (a crash leaves the merges as
-        they were, or every form on its own with its mentions and relations)."""
+        they were, or every form on its own with its mentions and relations). An entity mentioned again keeps its
+        node (its community membership, home and embedding stay, so a community search still finds its report and
+        notes it stale); the survivors lose the aliases their merges gave, which the merges still made give back."""
         store = ctx.store
+        mentioned = [row["id"] for row in store.run("kg_forgotten_entities", {"chunk_ids": chunk_ids})]
         chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
                   for r in store.run("chunks_by_ids", {"ids": chunk_ids})]
         self._not_redirected = frozenset(atoms)
@@ -170,8 +175,11 @@ class KnowledgeGraphStep(EnrichStep):
         by_chunk = {item.chunk_id: item for item in extracted}
         with store.unit() as unit:
             unit.run("entity_merge_delete", {"ids": record_ids})
-            self.forget(unit, [c.id for c in chunks])
+            for statement in CHUNK_DERIVATIONS[self.name]:
+                unit.run(KEEPING_ENTITIES.get(statement, statement), {"chunk_ids": [c.id for c in chunks]})
+            unit.run("entity_clear_derived_aliases", {"ids": sorted(atoms)})
             self.write(unit, extracted, ctx, report)
+            unit.run("kg_delete_unmentioned", {"entity_ids": mentioned})
             unit.run("mark_chunks_enriched", {"rows": [
                 {"id": c.id, "prefix": self.prefix, "signature": self.chunk_signature(signature, by_chunk.get(c.id))}
                 for c in chunks]})
