@@ -70,12 +70,28 @@ def test_a_person_who_absorbed_another_entity_is_compared_where_that_one_was_men
     assert resolve(StepContext(store), EnrichReport("kg", "fast", "test")) == []
 
 
-def _state(atoms, undone=()):
+def _state(atoms, undone=(), documents=None):
     from neoweave.enrich.resolution_derived import Atom, State
 
     made = {a[0]: Atom(a[0], a[0].split(":", 1)[1], a[1], a[0].split(":", 1)[0], "person", "fast", a[2], {a[0]})
             for a in atoms}
-    return State(made, set(made), {}, {frozenset(pair) for pair in undone}, {}, {})
+    return State(made, set(made), {}, {frozenset(pair) for pair in undone}, documents or {}, {})
+
+
+def test_the_full_name_survives_its_short_forms_however_often_they_are_mentioned():
+    """A last name, an acronym or a titled form more mentioned than the full name still becomes its alias: the
+    entity is "Stephen King", not "King"."""
+    from neoweave.enrich.resolution_derived import derive
+
+    atoms = [("person:king", "King", 9), ("person:stephen king", "Stephen King", 1),
+             ("person:king lothair ii", "King Lothair II", 7), ("person:lothair ii", "Lothair II", 3)]
+    documents = {atom[0]: {"doc:1"} for atom in atoms}
+    clusters = derive(_state(atoms, documents=documents), embed=None, stored_embeddings=lambda ids: {},
+                      changed=None, threshold=0.93, unembedded_types=())
+    assert clusters.survivor["person:king"] == "person:stephen king"
+    assert clusters.survivor["person:king lothair ii"] == "person:lothair ii"
+    assert {(r["absorbed_id"], r["rule"]) for r in clusters.records.values()} == {
+        ("person:king", "partial-name"), ("person:king lothair ii", "honorific")}
 
 
 def test_clusters_and_survivors_do_not_depend_on_the_order_atoms_are_read_in():

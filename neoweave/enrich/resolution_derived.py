@@ -4,9 +4,10 @@ The unit is the origin entity (an *atom*): an extracted form, as it stands alone
 survivor's MENTIONS lists (`origin_ids`), with its name and type by the smallest chunk id, its mention count and
 documents. The rules of `resolution.propose` give pairs of atoms; the clusters are the connected components of
 those pairs (a pair a user undid never joins), and each cluster's survivor is its atom with the most mentions,
-then the shortest key, then the smallest id. All of it is read from the final state, so the decisions do not
-depend on the order documents arrived, were changed or deleted in: a graph kept up to date by increments holds the
-merges a rebuild makes.
+then the shortest key, then the smallest id, among those that are not the variant side of an honorific, acronym or
+partial-name pair (the full name survives, its short forms become aliases). All of it is read from the final
+state, so the decisions do not depend on the order documents arrived, were changed or deleted in: a graph kept up
+to date by increments holds the merges a rebuild makes.
 
 Each run compares the clusters with the merges the graph holds (`EntityMerge`, method `rule`):
 - an atom alone that belongs to a cluster is merged into its survivor (the usual case: a new document);
@@ -47,6 +48,9 @@ from neoweave.nlp.names import STOPWORDS
 log = logging.getLogger(__name__)
 RULES = ("same-name", "honorific", "acronym", "partial-name", "embedding")
 """Rule priority: the rule a record names is the first that joins its absorbed atom to the cluster."""
+VARIANT_RULES = frozenset({"honorific", "acronym", "partial-name"})
+"""Rules whose absorbed side is a variant of the other name (a title dropped, initials, a last name): a cluster's
+survivor is a name no such rule absorbs when it has one, so "Stephen King" and not "King" names the entity."""
 MAX_PASSES = 3
 DERIVED_METHOD = "rule"
 
@@ -225,8 +229,9 @@ def _cluster(state: State, pairs: list[Proposal]) -> Clusters:
         adjacency[b].append((value, a))
     survivor_of: dict[str, str] = {}
     records: dict[str, dict] = {}
+    variants = {p.absorbed for p in pairs if p.rule in VARIANT_RULES}
     for group in members.values():
-        survivor = min(group, key=lambda i: (-state.atoms[i].mentions, len(state.atoms[i].key), i))
+        survivor = min(group, key=lambda i: (i in variants, -state.atoms[i].mentions, len(state.atoms[i].key), i))
         seen, queue = {survivor}, deque([survivor])
         while queue:
             node = queue.popleft()
