@@ -75,7 +75,7 @@ def _state(atoms, undone=(), documents=None):
 
     made = {a[0]: Atom(a[0], a[0].split(":", 1)[1], a[1], a[0].split(":", 1)[0], "person", "fast", a[2], {a[0]})
             for a in atoms}
-    return State(made, set(made), {}, {frozenset(pair) for pair in undone}, documents or {}, {})
+    return State(made, set(made), {}, {frozenset(pair) for pair in undone}, documents or {})
 
 
 def test_the_full_name_survives_its_short_forms_however_often_they_are_mentioned():

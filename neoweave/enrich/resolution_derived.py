@@ -78,8 +78,6 @@ class State:
     """Active derived merge records by id."""
     undone: set[frozenset[str]]
     documents: dict[str, set[str]]
-    chunks_of: dict[str, set[str]]
-    """Survivor entity -> the chunks mentioning it."""
 
     def held_by(self) -> dict[str, set[str]]:
         held: dict[str, set[str]] = defaultdict(set)
@@ -96,11 +94,9 @@ def read_state(store) -> State:
     undone = {frozenset((r["survivor_id"], r["absorbed_id"])) for r in every if r["status"] == "undone"}
     survivors = sorted({r["survivor_id"] for r in records.values()} & entities.keys())
     origins: dict[str, list[dict]] = defaultdict(list)
-    chunks_of: dict[str, set[str]] = defaultdict(set)
     for start in range(0, len(survivors), 500):
-        for row in store.run("entity_resolution_origins", {"ids": survivors[start:start + 500]}):
+        for row in store.run("entity_resolution_origin_forms", {"ids": survivors[start:start + 500]}):
             origins[row["origin_id"]].append(row)
-            chunks_of[row["entity_id"]].add(row["chunk_id"])
     absorbed_types = {r["absorbed_id"]: json.loads(r["absorbed_json"] or "{}").get("type") for r in records.values()}
     atoms: dict[str, Atom] = {}
     held = set(survivors)
@@ -111,7 +107,7 @@ def read_state(store) -> State:
                                     {entity_id})
     documents: dict[str, set[str]] = {}
     for origin, rows in origins.items():
-        first = min(rows, key=lambda r: r["chunk_id"])
+        first = min(rows, key=lambda r: (r["first_chunk"], r["entity_id"]))
         holders = {r["entity_id"] for r in rows}
         if origin in atoms:  # also standing alone (not made by neoweave's writes): a discrepancy to repair
             atoms[origin].holders |= holders
@@ -120,13 +116,19 @@ def read_state(store) -> State:
         atoms[origin] = Atom(origin, origin.split(":", 1)[-1], first["name"] or "", origin.split(":", 1)[0],
                              first["type"] or fallback, first["method"],
                              sum(int(r["count"] or 0) for r in rows), holders)
-        documents[origin] = {r["doc_id"] for r in rows}
+        documents[origin] = {doc for r in rows for doc in r["doc_ids"]}
     person_keys = {a.key for a in atoms.values() if a.group == "person"}
     alone = [a.id for a in atoms.values() if a.key in person_keys and a.id not in documents]
     for start in range(0, len(alone), 1000):
         for row in store.run("entity_documents", {"ids": alone[start:start + 1000]}):
             documents[row["id"]] = set(row["doc_ids"])
-    return State(atoms, set(entities), records, undone, documents, chunks_of)
+    return State(atoms, set(entities), records, undone, documents)
+
+
+def mention_chunks(store, entity_ids: list[str]) -> list[str]:
+    """The chunks mentioning these entities (the ones to extract again when their merges are dissolved)."""
+    return sorted({row["chunk_id"] for start in range(0, len(entity_ids), 500)
+                   for row in store.run("entity_mention_chunk_ids", {"ids": entity_ids[start:start + 500]})})
 
 
 @dataclass
@@ -309,7 +311,7 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
         held = state.held_by()
         atoms = {atom for holder in dissolve for atom in held.get(holder, set())}
         records = sorted(r["id"] for r in state.records.values() if r["survivor_id"] in dissolve)
-        chunks = sorted({chunk for holder in dissolve for chunk in state.chunks_of.get(holder, set())})
+        chunks = mention_chunks(store, sorted(dissolve))
         report.count("merges_dissolved", len(records))
         log.info("resolution: %d merges no longer hold; %d chunks extracted again", len(records), len(chunks))
         more = redo(chunks, atoms, records)
