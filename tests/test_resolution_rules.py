@@ -80,18 +80,18 @@ def _state(atoms, undone=(), documents=None):
 
 def test_the_full_name_survives_its_short_forms_however_often_they_are_mentioned():
     """A last name, an acronym or a titled form more mentioned than the full name still becomes its alias: the
-    entity is "Stephen King", not "King"."""
+    entity is "Stephen King", not "King" (also where a title mention tagged "King" as a name)."""
     from neoweave.enrich.resolution_derived import derive
 
-    atoms = [("person:king", "King", 9), ("person:stephen king", "Stephen King", 1),
+    atoms = [("person:king", "King", 2), ("name:king", "King", 9), ("person:stephen king", "Stephen King", 1),
              ("person:king lothair ii", "King Lothair II", 7), ("person:lothair ii", "Lothair II", 3)]
     documents = {atom[0]: {"doc:1"} for atom in atoms}
     clusters = derive(_state(atoms, documents=documents), embed=None, stored_embeddings=lambda ids: {},
                       changed=None, threshold=0.93, unembedded_types=())
-    assert clusters.survivor["person:king"] == "person:stephen king"
+    assert clusters.survivor["person:king"] == clusters.survivor["name:king"] == "person:stephen king"
     assert clusters.survivor["person:king lothair ii"] == "person:lothair ii"
     assert {(r["absorbed_id"], r["rule"]) for r in clusters.records.values()} == {
-        ("person:king", "partial-name"), ("person:king lothair ii", "honorific")}
+        ("person:king", "partial-name"), ("name:king", "same-name"), ("person:king lothair ii", "honorific")}
 
 
 def test_clusters_and_survivors_do_not_depend_on_the_order_atoms_are_read_in():

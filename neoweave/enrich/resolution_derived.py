@@ -50,7 +50,8 @@ RULES = ("same-name", "honorific", "acronym", "partial-name", "embedding")
 """Rule priority: the rule a record names is the first that joins its absorbed atom to the cluster."""
 VARIANT_RULES = frozenset({"honorific", "acronym", "partial-name"})
 """Rules whose absorbed side is a variant of the other name (a title dropped, initials, a last name): a cluster's
-survivor is a name no such rule absorbs when it has one, so "Stephen King" and not "King" names the entity."""
+survivor is a name no such rule absorbs when it has one, so "Stephen King" and not "King" names the entity. A name
+is a variant in every group that tagged it ("King" as a person and as a title mention)."""
 MAX_PASSES = 3
 DERIVED_METHOD = "rule"
 
@@ -231,9 +232,10 @@ def _cluster(state: State, pairs: list[Proposal]) -> Clusters:
         adjacency[b].append((value, a))
     survivor_of: dict[str, str] = {}
     records: dict[str, dict] = {}
-    variants = {p.absorbed for p in pairs if p.rule in VARIANT_RULES}
+    variants = {state.atoms[p.absorbed].key for p in pairs if p.rule in VARIANT_RULES and p.absorbed in state.atoms}
     for group in members.values():
-        survivor = min(group, key=lambda i: (i in variants, -state.atoms[i].mentions, len(state.atoms[i].key), i))
+        survivor = min(group, key=lambda i: (state.atoms[i].key in variants, -state.atoms[i].mentions,
+                                             len(state.atoms[i].key), i))
         seen, queue = {survivor}, deque([survivor])
         while queue:
             node = queue.popleft()
