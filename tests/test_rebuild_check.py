@@ -104,6 +104,7 @@ FOUND_BY_THE_LONG_RUN = {
     74: "a survivor deleted with its last mention and re-created by a later chunk lost its merge aliases",
     80: "a survivor re-created by a merged form kept that form's name; descriptions not re-chosen after a merge",
     492: "an entity's type was the first extraction's (spaCy tags one name ORG in one sentence, another in the next)",
+    459: "a title mention outlived its removed page's title (title mentions now follow the titles there are)",
     **{seed: "merge decisions followed arrival order (survivor by mentions at the time; merges kept when their "
              "justification went): now derived from the final mentions" for seed in (7, 13, 19, 41, 433, 443)},
 }

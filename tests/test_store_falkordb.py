@@ -379,6 +379,8 @@ EXAMPLES = {
                                  "now": NOW},
     "kg_clear_sections_pending": {"section_ids": ["d1#a"]},
     "kg_title_scan_chunks": {"scanned": False, "prefix": "kg@", "after": -1, "limit": 10, "anchors": None},
+    "kg_title_mention_chunks_of": {"origin_ids": ["name:asyncio"], "entity_ids": ["name:asyncio", "code:asyncio"]},
+    "kg_title_mention_origins": {},
     "kg_mark_chunks_titles_scanned": {"chunk_ids": ["c1"], "scanned": True},
     "kg_mark_sections_titles_scanned": {"section_ids": ["d1#a"]},
     "kg_entity_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},

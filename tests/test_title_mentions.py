@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from conftest import ingest_records
+from conftest import _graph_of_its_own, ingest_records
 
 from neoweave.enrich import run
 from neoweave.enrich.homes import TitleIndex
 from neoweave.enrich.title_mentions import MAX_ANCHORS, Gazetteer
+from neoweave.ingest import delete_documents
 from neoweave.nlp.names import title_variants
 
 
@@ -115,3 +116,55 @@ def test_title_mentions_become_homes_and_inferred_links_incrementally(falkordb_s
     dupes = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WITH c, e, m.origin_id AS o, count(*) AS n "
                         "WHERE n > 1 RETURN count(*) AS n")
     assert dupes[0]["n"] == 0
+
+
+LETTERS = [
+    {"id": "r5", "title": "Letters", "text": "Orrin Vale Junior wrote letters from Maine. He read Gone to the Lake."},
+    {"id": "r6", "title": "Orrin Vale Junior", "text": "Orrin Vale Junior was the son of a writer from Maine."},
+]
+
+
+def _forms(store) -> set[tuple[str, str, bool, int]]:
+    """Every surface form on every chunk: (chunk, origin, written by the title scan, count)."""
+    rows = store.query("MATCH (c:Chunk)-[m:MENTIONS]->(:Entity) "
+                       "RETURN c.id AS chunk, coalesce(m.origin_ids, [m.origin_id]) AS origins, "
+                       "coalesce(m.sources, [m.source]) AS sources, coalesce(m.counts, [m.count]) AS counts")
+    return {(r["chunk"], origin, source.endswith(":titles"), count) for r in rows
+            for origin, source, count in zip(r["origins"], r["sources"], r["counts"], strict=True)}
+
+
+def test_title_mentions_follow_titles_that_go_or_hide_others_as_a_rebuild_finds_them(falkordb_server, falkordb_store,
+                                                                                     second_store, embedder, tmp_path):
+    """A page deleted takes its title's mentions in other pages with it; a new title longer than an older one's
+    match ("Orrin Vale Junior" over "Orrin Vale") replaces it, and the older one comes back when it goes: the
+    mentions are those a graph built from the remaining pages holds (seed 459 of the rebuild check: a title
+    mention outlived its page)."""
+    store, rebuilt = falkordb_store, second_store
+    ingest_records(store, embedder, tmp_path / "a.jsonl", [*RECORDS, LETTERS[0]])
+    run("kg", store, embedder=embedder, progress=False)
+    held = {(chunk.split("#")[0], origin) for chunk, origin, by_title, _ in _forms(store) if by_title}
+    assert {("r2", "name:gone to the lake"), ("r5", "name:gone to the lake"), ("r5", "name:orrin vale")} <= held
+
+    ingest_records(store, embedder, tmp_path / "b.jsonl", [*RECORDS, *LETTERS])  # a title over 'Orrin Vale'
+    report = run("kg", store, embedder=embedder, progress=False)
+    assert report.counters.get("chunks_title_scanned_again", 0) >= 1
+    ingest_records(rebuilt, embedder, tmp_path / "c.jsonl", [*RECORDS, *LETTERS])
+    run("kg", rebuilt, embedder=embedder, progress=False)
+    assert _forms(store) == _forms(rebuilt)
+    assert ("r5", "name:orrin vale") not in {(c.split("#")[0], o) for c, o, by_title, _ in _forms(store) if by_title}
+
+    for doc_id in ("r1", "r6"):  # the titled pages go: their titles no longer name anything
+        delete_documents(store, doc_id, embedder)
+    report = run("kg", store, embedder=embedder, progress=False)
+    assert report.counters.get("chunks_naming_changed_titles", 0) >= 2
+    graphs = _graph_of_its_own(falkordb_server)
+    rebuilt = next(graphs)
+    try:
+        ingest_records(rebuilt, embedder, tmp_path / "d.jsonl", [RECORDS[1], LETTERS[0]])
+        run("kg", rebuilt, embedder=embedder, progress=False)
+        forms = _forms(store)
+        assert forms == _forms(rebuilt)
+    finally:
+        graphs.close()
+    assert not {origin for _, origin, by_title, _ in forms if by_title} & {"name:gone to the lake"}
+    assert ("r5", "name:orrin vale") in {(c.split("#")[0], o) for c, o, by_title, _ in forms if by_title}

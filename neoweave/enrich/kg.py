@@ -156,9 +156,10 @@ class KnowledgeGraphStep(EnrichStep):
 
     def extract_again(self, ctx: StepContext, report: EnrichReport, chunk_ids: list[str], atoms: set[str],
                       record_ids: list[str]) -> None:
-        """Resolution dissolving merges that no longer hold: extract the chunks mentioning their survivors again
-        with `atoms` left as themselves, and remove the merge records, in one unit (a crash leaves the merges as
-        they were, or every form on its own with its mentions and relations). An entity mentioned again keeps its
+        """Extract chunks again in one unit: resolution dissolving merges that no longer hold (the chunks
+        mentioning their survivors, with `atoms` left as themselves and the merge records `record_ids` removed: a
+        crash leaves the merges as they were, or every form on its own with its mentions and relations), and title
+        mentions to redo (the chunks come back unscanned). An entity mentioned again keeps its
         node (its community membership, home and embedding stay, so a community search still finds its report and
         notes it stale); the survivors lose the aliases their merges gave, which the merges still made give back."""
         store = ctx.store
@@ -210,11 +211,20 @@ class KnowledgeGraphStep(EnrichStep):
         with phase(report, "title_index"):
             index = homes.title_index(store)
             earlier_titles = load_title_digests(store, changes.finished) if changes.scoped else None
-        if self.title_mentions:
-            with phase(report, "title_mentions"):
+        def scan_again(chunk_ids: list[str]) -> None:
+            self.extract_again(ctx, report, chunk_ids, set(), [])
+
+        with phase(report, "title_mentions"):
+            # mentions of titles that went: their chunks extracted and scanned again, as a rebuild scans them
+            stale = title_mentions.chunks_naming_changed_titles(store, index, earlier_titles,
+                                                                enabled=self.title_mentions)
+            if stale:
+                report.count("chunks_naming_changed_titles", len(stale))
+                scan_again(stale)
+            if self.title_mentions:
                 title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
                                                      source=f"{self.prefix}{self.version}:titles",
-                                                     progress=ctx.progress)
+                                                     progress=ctx.progress, scan_again=scan_again)
         with phase(report, "entity_embeddings"):
             scope = changes.refresh()
             if not scope.everything:
@@ -227,7 +237,7 @@ class KnowledgeGraphStep(EnrichStep):
                 if self.title_mentions:
                     title_mentions.update_title_mentions(store, report, index, prefix=self.prefix,
                                                          source=f"{self.prefix}{self.version}:titles",
-                                                         progress=ctx.progress)
+                                                         progress=ctx.progress, scan_again=scan_again)
                 again = changes.refresh()
                 report.count("entities_refreshed", refresh_entities(store, again.entity_ids))
                 embed_entities(ctx, report, self.unembedded_types)

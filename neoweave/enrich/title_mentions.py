@@ -7,15 +7,18 @@ a home is looked for in the chunk text, case-sensitively, longest match first. A
 extraction already covered (same normalised name) adds nothing; a new one becomes a `name` entity mention,
 which resolution merges with a typed entity of the same name, and homes turn into inferred links.
 
-Incremental: a chunk is scanned once against all titles (`Chunk.titles_scanned`; re-extraction resets it);
-titles of sections added later (`Section.titles_scanned` unset, re-ingest clears it) are looked for in the
-chunks scanned before them.
+Incremental, with the result a scan of every chunk against the titles there are now would give: a chunk is
+scanned once against all titles (`Chunk.titles_scanned`; re-extraction resets it); titles of sections added later
+(`Section.titles_scanned` unset, re-ingest clears it) are looked for in the chunks scanned before them, and where
+one would change what the chunk's scan found (a longer title over a shorter one's match) the chunk is extracted
+and scanned again; the chunks holding mentions of titles that left the corpus (or name other sections now) are
+extracted and scanned again too (`chunks_naming_changed_titles`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -27,7 +30,7 @@ from neoweave.enrich.homes import TitleIndex, homes_for
 from neoweave.enrich.kg_writes import queue_writes
 from neoweave.nlp.extraction import ChunkExtraction, Mention, redirect
 from neoweave.nlp.link_context import link_context
-from neoweave.nlp.names import normalize
+from neoweave.nlp.names import TYPE_GROUPS, entity_key, normalize
 from neoweave.store.base import GraphStore
 from neoweave.store.values import now_iso
 
@@ -145,32 +148,76 @@ def _inner_capital(word: str) -> bool:
     return any(ch.isupper() or ch.isdigit() for ch in word[1:])
 
 
+TITLE_SOURCE_SUFFIX = ":titles"
+"""The end of the source a title mention's form is written with (`{prefix}{version}:titles`)."""
+
+
+def title_forms(row: dict) -> dict[str, int]:
+    """The forms the title scan wrote on a chunk (key -> count), from parallel origin/source/count lists."""
+    forms: dict[str, int] = {}
+    for origin, source, count in zip(row["origin_ids"] or [], row["sources"] or [], row["counts"] or [], strict=True):
+        if origin and ":" in origin and source and source.endswith(TITLE_SOURCE_SUFFIX):
+            forms[origin.split(":", 1)[1]] = int(count or 0)
+    return forms
+
+
+def chunks_naming_changed_titles(store: GraphStore, index: TitleIndex, earlier: dict[str, str] | None, *,
+                                 enabled: bool = True) -> list[str]:
+    """The chunks whose title scan may differ from one with today's titles: those naming (by a title mention or
+    an extracted form: a known name hides a shorter title's match under it) a title whose sections changed since
+    the digests `earlier` (`TitleIndex.digests`: a deleted or retitled page's), or, without them, those holding a
+    mention of a title that is no longer one (every title mention read; all of them when title mentions are off)."""
+    if earlier is not None:
+        now = index.digests()
+        groups = sorted(set(TYPE_GROUPS.values()))
+        origins = sorted({f"{group}:{entity_key(key, group)}" for key, digest in earlier.items()
+                          if now.get(key) != digest for group in groups})
+        if not origins:
+            return []
+        holders = sorted(set(origins) | set(resolution.final_survivors(store, origins).values()))
+        return sorted({row["chunk_id"] for start in range(0, len(holders), 500)
+                       for row in store.run("kg_title_mention_chunks_of",
+                                            {"origin_ids": origins, "entity_ids": holders[start:start + 500]})})
+    titles = set(Gazetteer.from_index(index).surfaces) if enabled else set()
+    return [row["chunk_id"] for row in store.run("kg_title_mention_origins")
+            if any(origin.split(":", 1)[-1] not in titles for origin in row["origin_ids"] or [])]
+
+
 def update_title_mentions(store: GraphStore, report: EnrichReport, index: TitleIndex, *, prefix: str,
-                          source: str, batch: int = 500, progress: bool = True) -> None:
-    """Scan new chunks for every title and older chunks for new titles; write the mentions found."""
+                          source: str, batch: int = 500, progress: bool = True,
+                          scan_again: Callable[[list[str]], None] | None = None) -> None:
+    """Scan new chunks for every title and older chunks for new titles; write the mentions found. An older chunk
+    where a new title would change what a scan with every title finds goes to `scan_again` (extract it again,
+    which makes it a new chunk for the scan), or, without it, gets the new title's mentions added."""
+    everything = Gazetteer.from_index(index)
     if index.new_keys:
         new_titles = Gazetteer.from_index(index, index.new_keys)
         if new_titles:
-            _scan(store, report, new_titles, scanned=True, prefix=prefix, source=source, batch=batch,
-                  progress=progress)
-    _scan(store, report, Gazetteer.from_index(index), scanned=False, prefix=prefix, source=source, batch=batch,
-          progress=progress)
+            again = _scan(store, report, new_titles, scanned=True, prefix=prefix, source=source, batch=batch,
+                          progress=progress, everything=everything if scan_again is not None else None)
+            if again and scan_again is not None:
+                report.count("chunks_title_scanned_again", len(again))
+                scan_again(again)
+    _scan(store, report, everything, scanned=False, prefix=prefix, source=source, batch=batch, progress=progress)
     for start in range(0, len(index.unscanned_sections), store.batch_size):
         store.run("kg_mark_sections_titles_scanned",
                   {"section_ids": index.unscanned_sections[start:start + store.batch_size]}, write=True)
 
 
 def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scanned: bool, prefix: str,
-          source: str, batch: int, progress: bool) -> None:
+          source: str, batch: int, progress: bool, everything: Gazetteer | None = None) -> list[str]:
     """One pass over the kg-extracted chunks with this scan state; one write unit per page. Chunks scanned before
     (for a few new titles) come only when their text holds an anchor word: the others hold no match, and reading
-    them was most of a one-document `enrich kg` on a large graph (17 s of 35 at 111k chunks)."""
+    them was most of a one-document `enrich kg` on a large graph (17 s of 35 at 111k chunks). With `everything`
+    (every title), the older chunks whose new matches do not add up to what a scan with every title finds are
+    returned instead of written."""
     anchors = sorted(gazetteer.anchors) if scanned and gazetteer.anchors is not None else None
     total = int(store.run("kg_title_scan_count", {"scanned": scanned, "prefix": prefix, "anchors": anchors}
                           )[0]["chunks"] or 0) if progress else None
     bar = tqdm(total=total, desc="title mentions" + (" (new titles)" if scanned else ""), unit="chunk",
                disable=not progress)
     after, now = store.node_page_start, now_iso()
+    differing: list[str] = []
     while True:
         rows = store.run("kg_title_scan_chunks", {"scanned": scanned, "prefix": prefix, "after": after,
                                                   "limit": batch, "anchors": anchors})
@@ -179,8 +226,14 @@ def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scan
         after = rows[-1]["cursor"]
         found: list[ChunkExtraction] = []
         for row in rows:
-            known = {origin.split(":", 1)[1] for origin in row["origin_ids"] or [] if ":" in origin}
+            known = {origin.split(":", 1)[1] for origin in row["origin_ids"] or [] if origin and ":" in origin}
             mentions = gazetteer.find(row["text"] or "", known) if gazetteer else []
+            if everything is not None:  # a new title can also hide an older one's match (a longer name over it)
+                held = title_forms(row)
+                whole = everything.find(row["text"] or "", known - held.keys())
+                if {m.key: m.count for m in whole} != {**held, **{m.key: m.count for m in mentions}}:
+                    differing.append(row["id"])
+                    continue
             if mentions:
                 found.append(ChunkExtraction(row["id"], "fast", mentions))
         redirect(found, resolution.final_survivors(store, sorted({m.id for r in found for m in r.mentions})))
@@ -193,3 +246,4 @@ def _scan(store: GraphStore, report: EnrichReport, gazetteer: Gazetteer, *, scan
         report.count("title_mentions", count)
         bar.update(len(rows))
     bar.close()
+    return differing
