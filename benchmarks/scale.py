@@ -307,6 +307,7 @@ def scratch_store(server: EmbeddedFalkorDB, graph: str, **options) -> Iterator[F
     """A store on an emptied graph, deleted afterwards; indexes go with it (HNSW options are fixed when an
     index is created, so each configuration needs a fresh graph)."""
     store = FalkorDBStore(server=server, graph=graph, **options)
+    store.exact_search_below = 0  # the index is what these measure, at every size
     try:
         with contextlib.suppress(Exception):
             store._graph_handle().delete()

@@ -63,7 +63,7 @@ class Exact:
 
 
 def measure(store: GraphStore, queries: np.ndarray, exact: Exact, breadths: list[int]) -> dict:
-    result: dict = {"chunk_vector_search": {}, "breadth": {}}
+    result: dict = {"chunk_vector_search": {}, "breadth": {}, "exact_search": store.searches_exactly(("Chunk",))}
     for k in (5, 10):
         answers = [[row["chunk_id"] for row in store.run("chunk_vector_search", {"k": k, "embedding": q.tolist()})]
                    for q in queries]

@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from neoweave.errors import ConfigError
 
+EXACT_SEARCH_BELOW = 20_000
+"""Labels (chunks, entities) of at most this many nodes are searched exactly, every vector compared, instead of by
+their approximate index: the true neighbours, the same on every copy of the graph, at a few ms per thousand nodes."""
+
 CONFIG_FILENAME = "neoweave.toml"
 
 
@@ -37,6 +41,10 @@ class StoreSettings(_Section):
         30.0, ge=0, description="seconds of store time one reader's request may take (a typed Cypher query, a "
         "retrieval, an answer's or explanation's reads, an MCP tool call), stopped in the store past it with an "
         "error naming this limit; 0 = no limit. Writes (ingest, enrich, sync) are not bounded by it")
+    exact_search_below: int = Field(
+        EXACT_SEARCH_BELOW, ge=0, description="vector searches of a label (chunks, entities) with at most this "
+        "many nodes compare every vector instead of asking the approximate index: the true neighbours, and the same "
+        "on every copy of the graph (docs/benchmarks/same_retrieval.md); 0 = always the index")
 
 
 class FalkorDBSettings(_Section):

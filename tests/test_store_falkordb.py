@@ -10,7 +10,7 @@ import time
 import pytest
 
 from neoweave.cypher import statement_names
-from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK
+from neoweave.cypher.registry import VECTOR_ORPHAN_SLACK, load
 from neoweave.errors import NeoweaveError, ReadOnlyViolation, SchemaMismatch
 from neoweave.graph_schema.model import SCHEMA, SCHEMA_VERSION
 from neoweave.kb.transfer_files import (
@@ -297,6 +297,7 @@ EXAMPLES = {
     "evidence_texts": {"titles": ["D"], "urls": ["u1#a"]},
     # retrieval statements (behaviour tested in test_query.py)
     "chunk_vector_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
+    "vector_label_sizes": {},
     "links_missing_context_embedding": {"section_ids": ["d1#a"]},
     "links_missing_context_embedding_batch": {"limit": 10},
     "chunk_links_missing_context_embedding": {"chunk_ids": ["c1"], "link_methods": ["authored"]},
@@ -576,6 +577,7 @@ WRITES |= {"index_repair_chunk", "index_repair_entity", "index_repair_community"
 WRITES |= {"document_sections_written", "set_chunk_search_texts"}
 # Statements that must return rows on the seeded graph (with the document written first).
 RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "list_constraints", "graph_labels",
+                "vector_label_sizes",
                 "vector_search",
                 "fulltext_search",
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
@@ -595,6 +597,19 @@ def test_every_statement_runs_on_falkordb(falkordb_store, name):
         falkordb_store.run(setup, EXAMPLES[setup], write=True)
     rows = falkordb_store.run(name, EXAMPLES[name], write=name in WRITES)
     assert isinstance(rows, list)
+    if name in RETURNS_ROWS:
+        assert rows, f"{name} returned no rows on a seeded graph"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXAMPLES if load(n, "falkordb").exact_text is not None))
+def test_every_vector_statement_also_runs_by_its_index(falkordb_store, name):
+    """The seeded graph is small, so the test above ran the exact search: the index variant (larger labels) too."""
+    _seed(falkordb_store)
+    for setup in ("upsert_documents", "upsert_sections"):
+        falkordb_store.run(setup, EXAMPLES[setup], write=True)
+    falkordb_store.exact_search_below = 0
+    rows = falkordb_store.run(name, EXAMPLES[name])
+    assert isinstance(rows, list) and falkordb_store.recent_statements[-1] == name
     if name in RETURNS_ROWS:
         assert rows, f"{name} returned no rows on a seeded graph"
 

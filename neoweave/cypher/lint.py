@@ -10,6 +10,7 @@ Any diagnostic fails: `python -m neoweave.cypher.lint` exits 1.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import shutil
@@ -89,7 +90,10 @@ def statement_item(statement: Statement) -> LintItem:
 
 def neo4j_items(dimension: int = 384) -> list[LintItem]:
     """Every statement the Neo4j backend can send: named statements and rendered DDL."""
-    items = [statement_item(s) for s in all_statements("neo4j")]
+    statements = all_statements("neo4j")
+    items = [statement_item(s) for s in statements]
+    items += [dataclasses.replace(statement_item(s), name=f"{s.name}:exact", text=s.exact_text)
+              for s in statements if s.exact_text is not None]  # the exact vector search variant
     items += [LintItem(f"ddl:{step.name}", step.cypher, {}) for step in all_neo4j_ddl(dimension)]
     items += [statement_item(explore_query(name)) for name in explore_names()]  # saved Browser queries
     return items

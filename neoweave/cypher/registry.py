@@ -9,7 +9,12 @@ differ are written as macros that render per backend:
   variables, never a parameter: bind ``WITH {{vector $p}} AS q`` once (FalkorDB re-converts a parameter
   list with vecf32 on every row: 5 us per row, 4x the cosine itself).
 - ``{{vector_nodes INDEX K EMBEDDING}}``: top-K nodes of a schema vector index, yielding ``node`` and
-  ``score`` (cosine similarity in [-1, 1] on both backends), best first.
+  ``score`` (cosine similarity in [-1, 1] on both backends), best first. A statement using it is also rendered
+  as an exact search (`Statement.exact_text`: every vector of the label compared), which the store runs while
+  the label has at most `GraphStore.exact_search_below` nodes: the true top K, and the same on every copy of
+  the graph, where an approximate index rebuilt in another order can miss a neighbour.
+- ``{{indexed_vector_nodes INDEX K EMBEDDING}}``: the same, from the index always (a bulk derivation's search
+  per chunk, where reading every vector each time would cost minutes).
 - ``{{fulltext_nodes INDEX QUERY}}``: BM25 hits of a schema full-text index, yielding ``node, score``.
 - ``{{key_after KEY CURSOR}}``: ``KEY > CURSOR`` for paging in key order (with ``ORDER BY KEY``). FalkorDB's
   range index compares strings by signed bytes, so ``n.id > $after`` answered from it skips every key with a
@@ -76,6 +81,10 @@ class Statement:
     params: tuple[Param, ...]
     source: str
     doc: str
+    exact_text: str | None = None
+    """With `{{vector_nodes}}`: the statement with each vector index search replaced by an exact one."""
+    vector_labels: tuple[str, ...] = ()
+    """The labels those searches read (`exact_text` runs while each is small enough)."""
 
     @property
     def param_names(self) -> frozenset[str]:
@@ -103,7 +112,19 @@ def _vector_index_target(index_name: str, statement: str) -> tuple[str, str]:
     return index.label, index.property
 
 
-def _render_macro(backend: Backend, name: str, args: list[str], statement: str) -> str:
+def _exact_vector_nodes(backend: Backend, label: str, prop: str, k: str, embedding: str) -> str:
+    """`{{vector_nodes}}` as an exact search: every node of the label with a vector, scored like the index's
+    search (cosine in [-1, 1]), the best k with the same tie-break."""
+    if backend == "falkordb":
+        return (f"WITH vecf32({embedding}) AS exact_query_vector MATCH (node:{label}) WHERE node.{prop} IS NOT NULL "
+                f"WITH node, 1 - vec.cosineDistance(node.{prop}, exact_query_vector) AS score "
+                f"ORDER BY round(score * 1000000) DESC, node.id LIMIT {k}")
+    return (f"WITH {embedding} AS exact_query_vector MATCH (node:{label}) WHERE node.{prop} IS NOT NULL "
+            f"WITH node, 2 * vector.similarity.cosine(node.{prop}, exact_query_vector) - 1 AS score "
+            f"ORDER BY round(score * 1000000) DESC, node.id LIMIT {k}")
+
+
+def _render_macro(backend: Backend, name: str, args: list[str], statement: str, *, exact: bool = False) -> str:
     def need(count: int) -> None:
         if len(args) != count:
             raise StatementError(f"statement '{statement}': macro {{{{{name}}}}} takes {count} arguments, "
@@ -121,10 +142,12 @@ def _render_macro(backend: Backend, name: str, args: list[str], statement: str) 
         if backend == "falkordb":
             return f"(1 - vec.cosineDistance({a}, {b}))"
         return f"(2 * vector.similarity.cosine({a}, {b}) - 1)"
-    if name == "vector_nodes":
+    if name in ("vector_nodes", "indexed_vector_nodes"):
         need(3)
         index, k, embedding = args
         label, prop = _vector_index_target(index, statement)
+        if exact and name == "vector_nodes":
+            return _exact_vector_nodes(backend, label, prop, k, embedding)
         # Both backends search VECTOR_SEARCH_BREADTH neighbours at least and keep the best k, ties (scores equal
         # to 1e-6) broken by the node's key, so an index grown, updated or rebuilt in any order gives one answer.
         if backend == "falkordb":
@@ -195,6 +218,10 @@ def _parse(name: str, backend: Backend, raw: str, source: str) -> Statement:
     rendered = _MACRO.sub(
         lambda m: _render_macro(backend, m.group(1), m.group(2).split(), name), body
     )
+    searches = [m.group(2).split() for m in _MACRO.finditer(body) if m.group(1) == "vector_nodes"]
+    exact_text = _MACRO.sub(lambda m: _render_macro(backend, m.group(1), m.group(2).split(), name, exact=True),
+                            body) if searches else None
+    labels = tuple(sorted({_vector_index_target(args[0], name)[0] for args in searches if args}))
     used = set(_PARAM_USE.findall(_code_only(rendered)))
     declared = {p.name for p in params}
     if used != declared:
@@ -202,7 +229,7 @@ def _parse(name: str, backend: Backend, raw: str, source: str) -> Statement:
             f"{source}: declared parameters {sorted(declared)} do not match used {sorted(used)}",
             hint="add or remove '// @param NAME: TYPE' lines",
         )
-    return Statement(name, backend, rendered, tuple(params), source, " ".join(doc_lines).strip())
+    return Statement(name, backend, rendered, tuple(params), source, " ".join(doc_lines).strip(), exact_text, labels)
 
 
 @cache

@@ -24,6 +24,12 @@ def embedded_server(settings: Settings) -> EmbeddedFalkorDB:
 
 def open_store(settings: Settings) -> GraphStore:
     """The configured store. Connections open lazily; the embedded server starts on first use."""
+    store = _open(settings)
+    store.exact_search_below = settings.store.exact_search_below
+    return store
+
+
+def _open(settings: Settings) -> GraphStore:
     if settings.store.backend == "neo4j":
         from neoweave.store.neo4j_store import Neo4jStore
 

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
+from neoweave.config import EXACT_SEARCH_BELOW
 from neoweave.cypher import registry
 from neoweave.cypher.registry import VECTOR_SEARCH_BREADTH, Statement
 from neoweave.errors import ReadOnlyViolation, SchemaMismatch
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 RECENT_STATEMENTS = 256
 """How many statement names a store remembers (`recent_statements`): enough to debug, bounded under a server."""
+LABEL_SIZE_SECONDS = 10.0
+"""How long a store trusts the label counts that choose exact or index search (another process may be writing)."""
 
 class GraphStore(ABC):
     """Run named statements, batched writes and index searches against one graph.
@@ -49,6 +52,9 @@ class GraphStore(ABC):
     node_page_start: Any = ""
     """The cursor before a label's first node in `{{node_after}}` paging: by key here (Neo4j), by internal node id
     from -1 on FalkorDB."""
+    exact_search_below: int = EXACT_SEARCH_BELOW
+    """Vector searches of a label with at most this many nodes compare every vector (`Statement.exact_text`); 0:
+    always the index (`store.exact_search_below` in the settings)."""
 
     def __init__(self, *, batch_size: int = 500, schema: GraphSchema = SCHEMA) -> None:
         self.batch_size = batch_size
@@ -180,12 +186,22 @@ class GraphStore(ABC):
         statement, params = self._checked(name, params)
         if not write:
             self.note_statement(name)
-            return self._read(statement.text, params)
+            exact = statement.exact_text is not None and self.searches_exactly(statement.vector_labels)
+            return self._read(statement.exact_text if exact else statement.text, params)
         self.check_writable(f"statement {name}")
         with self.writing():
             self._before_write()
             self.note_statement(name)
             return self._execute(statement.text, params, write=True)
+
+    def searches_exactly(self, labels: tuple[str, ...]) -> bool:
+        """Whether a vector search of these labels compares every vector (`Statement.exact_text`): while each has
+        at most `exact_search_below` nodes (counts kept `LABEL_SIZE_SECONDS`)."""
+        if self.exact_search_below <= 0:
+            return False
+        sizes = self.cached("vector_label_sizes", LABEL_SIZE_SECONDS, lambda: {
+            row["label"]: int(row["nodes"] or 0) for row in self._read(self.statement("vector_label_sizes").text, {})})
+        return all(label in sizes and sizes[label] <= self.exact_search_below for label in labels)
 
     def run_bookkeeping(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a named statement that writes only bookkeeping properties of a Meta node
