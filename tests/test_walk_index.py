@@ -89,6 +89,34 @@ def test_ppr_retrieves_the_same_with_and_without_the_index(both_graphs, embedder
             assert over_index.trace.seeds.keys() == over_store.trace.seeds.keys()
 
 
+def test_ppr_walks_the_same_masses_with_and_without_the_index(both_graphs, embedder):
+    """Every node's mass to 1e-6 on every question, with a cut falling between two relations of one pair in
+    opposite directions (as HotpotQA's 'organization:ny' and 'location:watertown international airport'): the
+    statement kept one or the other as the store listed them, the index the same one from both ends."""
+    store = both_graphs
+    pair = ["person:bob stone", "person:carla moss"]  # the kg step's entities (the store lists incoming first)
+    store.query("MATCH (a:Entity {id: $pair[0]}), (b:Entity {id: $pair[1]}) "
+                "CREATE (a)-[:RELATED {type: 'co_occurs', weight: 5.0}]->(b), "
+                "(b)-[:RELATED {type: 'co_occurs', weight: 5.0}]->(a)", {"pair": pair}, write=True)
+    assert store.query("MATCH (:Entity {id: $pair[0]})-[r:RELATED {weight: 5.0}]-(:Entity {id: $pair[1]}) "
+                       "RETURN count(r) AS n", {"pair": pair}) == [{"n": 2}]
+    params = {"entity_ids": pair, "chunk_ids": [], "embedding": embedder.embed_query(QUESTIONS[3]), "per_node": 1,
+              "max_mentions": 200, "link_methods": ["authored", "inferred"]}
+    index = WalkIndexes.of(store).current(build=True)
+    _same_rows(store.run("ppr_expand", params), expand(index, pair, [], params["embedding"], per_node=1,
+                                                       max_mentions=200, link_methods=params["link_methods"]))
+    for question in QUESTIONS:
+        for per_node in (1, 10):
+            walks = [strategy("ppr", store, embedder, k=5, per_node=per_node, trace_nodes=10_000,
+                              walk_index=walk_index).retrieve(question) for walk_index in ("store", "auto")]
+            assert [walk.parameters["expanded_over"] for walk in walks] == ["store", "walk index"]
+            over_store, over_index = (walk.trace.scores for walk in walks)
+            assert over_index.keys() == over_store.keys() and len(over_index) > 5
+            for node, mass in over_index.items():
+                assert mass == pytest.approx(over_store[node], abs=1e-6), (question, per_node, node)
+            assert [item.chunk_id for item in walks[1].items] == [item.chunk_id for item in walks[0].items]
+
+
 def _relation_key(row: dict) -> tuple:
     return row["entity_id"], row["other_id"], row["source_id"], row["type"]
 

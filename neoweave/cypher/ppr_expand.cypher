@@ -45,7 +45,8 @@ UNWIND $entity_ids AS entity_id
 MATCH (e:Entity {id: entity_id})-[r:RELATED]-(o:Entity)
 WHERE coalesce(e.mention_count, 0) <= $max_mentions AND coalesce(o.mention_count, 0) <= $max_mentions
 WITH e, r, o, question_vector
-ORDER BY coalesce(r.weight, 1.0) DESC, o.id
+// ties by the other end, then by the start (two relations of a pair in opposite directions: one order, the index's)
+ORDER BY coalesce(r.weight, 1.0) DESC, o.id, startNode(r).id
 WITH e, collect([r, o])[0..$per_node] AS best, question_vector
 WITH e, best, {{cosine e.embedding question_vector}} AS e_score, question_vector
 UNWIND best AS b

@@ -172,7 +172,9 @@ def _entity_homes(index: WalkIndex, scores: _Scores, entities: list[int], per_no
 
 def _entity_relations(index: WalkIndex, scores: _Scores, entities: list[int], per_node: int, hubs: np.ndarray
                       ) -> list[dict[str, Any]]:
-    """Branch 3: RELATED edges of a frontier entity (neither end a hub), heaviest first, ties by the other's id."""
+    """Branch 3: RELATED edges of a frontier entity (neither end a hub), heaviest first, ties by the other's id,
+    then by the start's (edge numbers follow start ids): of a pair's two relations in opposite directions a cut
+    keeps the same one from either end, as the statement does."""
     rows = []
     for entity in entities:
         if hubs[entity]:
