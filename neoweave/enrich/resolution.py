@@ -142,11 +142,11 @@ def propose(candidates: list[Candidate], *, documents: dict[str, set[str]] | Non
                 shared = mine & named_in[fits[0].key]
                 proposals.append(Proposal(best(fits).id, c.id, "partial-name", round(len(shared) / len(mine), 4)))
     if embeddings:
-        proposals += _embedding_proposals(candidates, embeddings, embedding_threshold, rank, blocks)
+        proposals += embedding_proposals(candidates, embeddings, embedding_threshold, rank, blocks)
     return proposals
 
 
-def _embedding_proposals(candidates: list[Candidate], embeddings: dict[str, np.ndarray], threshold: float,
+def embedding_proposals(candidates: list[Candidate], embeddings: dict[str, np.ndarray], threshold: float,
                          rank: dict[str, tuple], only: set[tuple[str, str]] | None = None) -> list[Proposal]:
     blocks: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:

@@ -37,13 +37,14 @@ from neoweave.enrich.resolution import (
     NO_EMBEDDING_GROUPS,
     Candidate,
     Proposal,
-    _embedding_proposals,
     apply_merges,
     changed_blocks,
+    embedding_proposals,
     merge_id,
 )
 from neoweave.enrich.resolution import propose as propose_pairs
 from neoweave.nlp.names import STOPWORDS
+from neoweave.store.values import now_iso
 
 log = logging.getLogger(__name__)
 RULES = ("same-name", "honorific", "acronym", "partial-name", "embedding")
@@ -166,7 +167,7 @@ def derive(state: State, *, embed: Callable[[list[str]], list] | None, stored_em
     blocks = None if changed is None else changed_blocks(candidates, frozenset(touched_atoms))
     embeddings = _embeddings(state, candidates, blocks, embed, stored_embeddings, unembedded_types)
     rank = {c.id: (c.mentions, -len(c.key), c.id) for c in candidates}
-    pairs += _embedding_proposals(candidates, embeddings, threshold, rank, blocks)
+    pairs += embedding_proposals(candidates, embeddings, threshold, rank, blocks)
     if blocks is not None:  # embedding links of untouched blocks stand as recorded
         words = {a.id: {(a.group, w) for w in a.key.split(" ")} for a in state.atoms.values()}
         for record in state.records.values():
@@ -283,12 +284,15 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
     dissolved (the merges to add and records to rewrite are still written)."""
     store = ctx.store
 
+    read: dict[str, np.ndarray | None] = {}  # stored vectors read in an earlier pass (none: not embedded)
+
     def stored(ids: list[str]) -> dict[str, np.ndarray]:
-        vectors = {}
-        for start in range(0, len(ids), 1000):
-            for row in store.run("entity_embeddings", {"ids": ids[start:start + 1000]}):
-                vectors[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
-        return vectors
+        missing = [i for i in ids if i not in read]
+        read.update(dict.fromkeys(missing))
+        for start in range(0, len(missing), 1000):
+            for row in store.run("entity_embeddings", {"ids": missing[start:start + 1000]}):
+                read[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
+        return {i: read[i] for i in ids if read[i] is not None}
 
     vectors_of: dict[str, np.ndarray] = {}  # names of merged forms embedded in an earlier pass of this run
 
@@ -317,6 +321,9 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
         report.count("merges_dissolved", len(records))
         log.info("resolution: %d merges no longer hold; %d chunks extracted again", len(records), len(chunks))
         more = redo(chunks, atoms, records)
+        stale = set(read) if more is None else {i for i, v in read.items() if v is None} | more | frozenset(atoms)
+        for entity_id in stale:  # written again since, or embedded since
+            read.pop(entity_id, None)
         changed = None if changed is None or more is None else changed | more | frozenset(atoms)
     else:
         log.warning("entity resolution still dissolving after %d passes: the next run continues", MAX_PASSES)
@@ -333,8 +340,6 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
         apply_merges(store, merges, candidates, records={m.absorbed: clusters.records[merge_id(m.survivor, m.absorbed)]
                                                          for m in merges})
     if rewrite:
-        from neoweave.store.values import now_iso
-
         with store.unit() as unit:
             unit.run("entity_merge_record", {"rows": rewrite, "now": now_iso()})
         report.count("merge_records_rewritten", len(rewrite))
