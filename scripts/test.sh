@@ -20,4 +20,4 @@ echo "== ruff"
 echo "== cypher lint (Neo4j's linter over every statement the Neo4j backend can send)"
 .venv/bin/python -m neoweave.cypher.lint
 echo "== tests"
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=25 "$@"  # the slowest tests listed: CI stays under 30 min
