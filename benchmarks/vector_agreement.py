@@ -10,7 +10,8 @@ strictly (the exact ids) and tie-aware (a found chunk whose exact score is withi
 ann-benchmarks' rule; duplicate texts give equal vectors). Two answers are measured: `chunk_vector_search`,
 the statement retrieval runs, and the raw index at several search breadths (`vector_search` with its fetch size
 given, cut to k), with the p50 time of one query at each breadth: the breadth against latency trade-off of
-`VECTOR_SEARCH_BREADTH`.
+`VECTOR_SEARCH_BREADTH`. The entity index the same way (`entity_vector_search`: `kg_entity_vector_search` by the
+index, and as retrieval runs it, exactly below `store.exact_search_below`), at k = 5 and 10.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from neoweave.store.base import GraphStore  # noqa: E402
 TIE = 1e-6
 
 
-def stored_vectors(store: GraphStore, page: int = 2000) -> tuple[list[str], np.ndarray]:
+def stored_vectors(store: GraphStore, page: int = 2000, statement: str = "chunk_embeddings_page"
+                   ) -> tuple[list[str], np.ndarray]:
     ids: list[str] = []
     vectors: list[list[float]] = []
-    for rows in store.pages("chunk_embeddings_page", size=page, cursor="id"):
+    for rows in store.pages(statement, size=page, cursor="id"):
         ids += [row["id"] for row in rows]
         vectors += [row["embedding"] for row in rows]
     return ids, np.asarray(vectors, dtype=np.float32)
@@ -83,6 +85,27 @@ def measure(store: GraphStore, queries: np.ndarray, exact: Exact, breadths: list
     return result
 
 
+def measure_entities(store: GraphStore, queries: np.ndarray) -> dict:
+    """`kg_entity_vector_search` (entity linking's nearest names) by the index and exactly, against numpy over
+    every stored entity vector."""
+    ids, vectors = stored_vectors(store, statement="entity_embeddings_page")
+    if not ids:
+        return {}
+    exact = Exact(ids, vectors, queries)
+    result: dict = {"entities_embedded": len(ids), "exact_search": store.searches_exactly(("Entity",))}
+    held = store.exact_search_below
+    try:
+        for way, threshold in (("index", 0), ("statement", held)):
+            store.exact_search_below = threshold
+            for k in (5, 10):
+                answers = [[row["id"] for row in store.run("kg_entity_vector_search",
+                                                           {"k": k, "embedding": q.tolist()})] for q in queries]
+                result[f"{way}_k{k}"] = exact.agreement(answers, k)
+    finally:
+        store.exact_search_below = held
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -101,7 +124,8 @@ def main() -> None:
                   "exact_kth_ties": round(float(np.mean(
                       exact.scores[np.arange(len(queries)), exact.order[:, 4]]
                       - exact.scores[np.arange(len(queries)), exact.order[:, 5]] < TIE)), 4),
-                  **measure(kb.store, queries, exact, [int(b) for b in args.breadths.split(",")])}
+                  **measure(kb.store, queries, exact, [int(b) for b in args.breadths.split(",")]),
+                  "entity_vector_search": measure_entities(kb.store, queries)}
     records = json.loads(args.out.read_text()) if args.out.exists() else []
     records.append(record)
     args.out.write_text(json.dumps(records, indent=1) + "\n")

@@ -493,6 +493,7 @@ EXAMPLES = {
     "explain_mentions": {"chunk_ids": ["c1"], "entity_ids": ["code:asyncio"]},
     "explore_examples": {},
     "chunk_embeddings_page": {"after": "", "limit": 10},
+    "entity_embeddings_page": {"after": "", "limit": 10},
     "chunk_keywords_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "chunk_main_idea_search": {"k": 2, "embedding": _unit([1, 0, 0, 0])},
     "khl_kg_chunks": {"entities": [{"id": "code:asyncio", "score": 1.0}], "embedding": _unit([1, 0, 0, 0]),
