@@ -121,15 +121,14 @@ def _relation_key(row: dict) -> tuple:
     return row["entity_id"], row["other_id"], row["source_id"], row["type"]
 
 
-def _same_scores_kept(index_rows: list[dict], statement_rows: list[dict]) -> None:
-    """Per entity, the same scores kept (equal names embed alike, so the cut between ties goes either way)."""
-    kept: list[dict[str, list[float]]] = [{}, {}]
+def _same_relations_kept(index_rows: list[dict], statement_rows: list[dict]) -> None:
+    """Per entity, the same relations in the same order: a cut between ties (equal names embed alike) keeps the
+    same ones, ranked by the score rounded to 1e-6, then the other end's id, the start's id and the type."""
+    kept: list[dict[str, list[tuple]]] = [{}, {}]
     for rows, into in zip((index_rows, statement_rows), kept, strict=True):
         for row in rows:
-            into.setdefault(row["entity_id"], []).append(row["score"])
-    assert kept[0].keys() == kept[1].keys()
-    for entity, scores in kept[0].items():
-        assert sorted(scores) == pytest.approx(sorted(kept[1][entity]), abs=1e-5)
+            into.setdefault(row["entity_id"], []).append(_relation_key(row))
+    assert kept[0] == kept[1]
 
 
 @pytest.mark.parametrize("per_entity,max_degree,min_score", [(10, 500, -1e9), (2, 500, -1e9), (10, 3, -1e9),
@@ -151,7 +150,7 @@ def test_kg_hops_over_the_index_give_the_statements_relations(both_graphs, embed
                                                                              {**params, "per_entity": 10_000})}
             index_rows = relation_candidates(index, frontier, embedding, per_entity=per_entity,
                                              weight_factor=0.05, max_degree=max_degree, min_score=min_score)
-            _same_scores_kept(index_rows, statement_rows)
+            _same_relations_kept(index_rows, statement_rows)
             for row in index_rows:  # each one a relation the statement scores the same
                 assert row["score"] == pytest.approx(every[_relation_key(row)], abs=1e-5)
                 assert row["target_id"] == (row["other_id"] if row["source_id"] == row["entity_id"]

@@ -16,7 +16,8 @@ def relation_candidates(index: WalkIndex, entity_ids: Sequence[str], embedding: 
                         per_entity: int, weight_factor: float, max_degree: int, min_score: float
                         ) -> list[dict[str, Any]]:
     """For each entity of the frontier, its `per_entity` best relations (either direction) by cosine(question,
-    other end) + weight_factor * ln(1 + weight), as the statement ranks them: hubs (relation count above
+    other end) + weight_factor * ln(1 + weight), as the statement ranks them, ties included (a cut between them
+    must keep the same relations on a copy of the graph without the index): hubs (relation count above
     `max_degree`) not expanded, relations below `min_score` left out. Rows carry the relation's key (`source_id`,
     `target_id`, `type`) and its score; its texts come later, for the kept ones only."""
     numbers = list(dict.fromkeys(index.numbers(index.entity_ids, entity_ids)))
@@ -31,18 +32,21 @@ def relation_candidates(index: WalkIndex, entity_ids: Sequence[str], embedding: 
     # one cosine per distinct other end, so one entity reached by two relations scores the same through both
     distinct, place = np.unique(others, return_inverse=True)
     cosine, _ = index.entity_cosines(distinct, np.asarray(embedding, dtype=np.float32))
-    scores = cosine.astype(np.float64)[place] + weight_factor * np.log1p(index.related_weight[edges])
+    # the statement's score, log(1 + weight) as it computes it, and its order: the score rounded to 1e-6, then
+    # the other end's id, the start's id and the type (ids are numbered in their order, the types sorted, none last)
+    scores = cosine.astype(np.float64)[place] + weight_factor * np.log(1 + index.related_weight[edges])
+    rounded = np.sign(scores) * np.floor(np.abs(scores) * 1_000_000 + 0.5)  # Cypher's round: halves away from 0
+    codes = index.related_type_code[edges]
+    type_rank = np.where(codes >= 0, codes, len(index.related_types))
+    segment = np.repeat(np.arange(len(numbers)), [end - start for start, end in spans])
+    order = np.lexsort((type_rank, starts, others, -rounded, segment))
+    order = order[scores[order] >= min_score]  # left out before the cut, as the statement's WHERE
+    firsts = np.searchsorted(segment[order], np.arange(len(numbers) + 1))
     ids, types = index.names("entity_ids"), index.related_types
     rows: list[dict[str, Any]] = []
-    position = 0
-    for number, (start, end) in zip(numbers, spans, strict=True):
-        span = slice(position, position + int(end - start))
-        position = span.stop
-        best = np.argsort(-scores[span], kind="stable")[:per_entity]
-        for i in best + span.start:
-            if scores[i] < min_score:
-                break
-            code = index.related_type_code[edges[i]]
+    for n, number in enumerate(numbers):
+        for i in order[firsts[n]:min(firsts[n + 1], firsts[n] + per_entity)]:
+            code = codes[i]
             rows.append({"entity_id": ids[number], "other_id": ids[others[i]], "source_id": ids[starts[i]],
                          "target_id": ids[ends[i]], "type": str(types[code]) if code >= 0 else None,
                          "score": float(scores[i])})
