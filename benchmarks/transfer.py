@@ -24,10 +24,7 @@ from pathlib import Path
 
 from neoweave.errors import NeoweaveError
 from neoweave.kb import Limits, open_kb
-from neoweave.registry import STRATEGIES
-
-NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}}
-"""Parameters that keep a strategy off the LLM (the same as tests/test_same_retrieval.py)."""
+from neoweave.registry import STRATEGIES, llm_free_strategies
 
 Retrievals = dict[str, list[list[tuple[str, float]]]]
 
@@ -39,9 +36,8 @@ def _directory_bytes(path: Path) -> int:
 def _strategies(text: str) -> dict[str, dict]:
     """Strategy name -> the parameters it runs with: every LLM-free one for 'llm-free', else the names given."""
     if text == "llm-free":
-        return {name: NO_LLM.get(name, {}) for name in STRATEGIES.names()
-                if not STRATEGIES.get(name).wants_llm(NO_LLM.get(name, {}))}
-    return {name.strip(): NO_LLM.get(name.strip(), {}) for name in text.split(",") if name.strip()}
+        return llm_free_strategies()
+    return {name.strip(): dict(STRATEGIES.get(name.strip()).llm_free) for name in text.split(",") if name.strip()}
 
 
 def _retrievals(kb, questions: list[str], strategies: dict[str, dict], k: int, skipped: dict[str, str]

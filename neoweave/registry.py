@@ -70,4 +70,10 @@ ENRICH_STEPS: Registry[Any] = Registry("enrich step", {
 })
 
 register_strategy: Callable[[type[T]], type[T]] = STRATEGIES.register
+
+
+def llm_free_strategies() -> dict[str, dict[str, Any]]:
+    """Every strategy that can retrieve without an LLM, with the parameter overrides that make it (`llm_free`)."""
+    return {name: dict(STRATEGIES.get(name).llm_free) for name in STRATEGIES.names()
+            if not STRATEGIES.get(name).wants_llm(STRATEGIES.get(name).llm_free)}
 register_step: Callable[[type[T]], type[T]] = ENRICH_STEPS.register

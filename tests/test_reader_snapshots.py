@@ -22,13 +22,12 @@ from test_servable_states import write_site
 
 from neoweave.errors import NeoweaveError
 from neoweave.kb import KnowledgeBase
-from neoweave.registry import STRATEGIES
+from neoweave.registry import llm_free_strategies
 from neoweave.store.falkordb_store import FalkorDBStore
 
 QUESTIONS = ("What cools the alpha reactor?", "Which console shows the coolant temperature?")
-NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}, "ppr": {"walk_index": "store"}}
-"""Parameters that keep a strategy off the LLM (ppr reads the graph, not its walk index files, which are built
-after a command and not by write units)."""
+READS_THE_GRAPH = {"ppr": {"walk_index": "store"}}
+"""ppr reads the graph, not its walk index files, which are built after a command and not by write units."""
 READ_DELAY = 0.01
 """Seconds each read statement of the readers takes longer."""
 WRITE_PAUSE = 0.05
@@ -36,8 +35,8 @@ WRITE_PAUSE = 0.05
 
 
 def _strategies() -> list[tuple[str, dict[str, Any]]]:
-    return [(name, NO_LLM.get(name, {})) for name in STRATEGIES.names()
-            if not STRATEGIES.get(name).wants_llm(NO_LLM.get(name, {}))]
+    return [(name, {**parameters, **READS_THE_GRAPH.get(name, {})})
+            for name, parameters in llm_free_strategies().items()]
 
 
 def _outcome(reader: KnowledgeBase, name: str, parameters: dict[str, Any], question: str) -> tuple:

@@ -197,3 +197,19 @@ def test_fit_router_takes_strategies_from_several_runs_but_each_from_one(workdir
                                                                                  "comparison": "larag"}
     with pytest.raises(NeoweaveError, match="naive at k = 5 is in both run-naive and run-naive"):
         load_runs([Path("run-naive"), Path("run-naive")])
+
+
+def test_the_llm_free_strategies_are_those_whose_llm_stages_can_be_switched_off():
+    """One source (`Strategy.llm_free`) for the parameters that keep a strategy off the LLM: the tests and
+    benchmarks that compare strategies without a model take them from the registry."""
+    from neoweave.registry import STRATEGIES, llm_free_strategies
+
+    free = llm_free_strategies()
+    assert {"naive", "larag", "kg", "ppr", "hybrid", "router", "khl", "orion", "community_local"} <= set(free)
+    assert free["khl"] == {"analysis": "fast"} and free["orion"] == {"expand": False, "prune": False}
+    for name in STRATEGIES.names():
+        cls = STRATEGIES.get(name)
+        assert (name in free) == (not cls.wants_llm(cls.llm_free)), name
+        if name in free:
+            assert set(free[name]) <= set(cls.__dataclass_fields__), name  # real parameters
+    assert {"recursive", "pank", "community_global"}.isdisjoint(free)  # their LLM stage is the strategy

@@ -21,7 +21,7 @@ from neoweave.config import load_settings
 from neoweave.kb import KnowledgeBase, open_kb
 from neoweave.query import sparse
 from neoweave.query.ranking import best_first
-from neoweave.registry import STRATEGIES
+from neoweave.registry import llm_free_strategies
 from neoweave.store import embedded_server
 
 HOTPOTQA = Path(__file__).resolve().parents[1] / "examples" / "hotpotqa"
@@ -33,8 +33,6 @@ DISTRACTORS = 6
 """Other paragraphs of the sample, ingested too."""
 COPY_PREFIX = "00-copy-"
 """A copy's id: sorts before every HotpotQA id (hex digits), so an import writes the copy first."""
-NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}}
-"""Parameters that keep a strategy off the LLM; the registry's other strategies run when they need none."""
 ENRICH = ("kg", "communities", "tags", "rst")
 """The layers the LLM-free strategies read (community_local, orion and khl each need one of the last three)."""
 
@@ -54,12 +52,7 @@ def _sample() -> tuple[list[dict[str, Any]], list[str]]:
 
 def _strategies() -> list[tuple[str, dict[str, Any]]]:
     """Every registered strategy that can retrieve without an LLM, with the parameters that keep it off one."""
-    found = []
-    for name in STRATEGIES.names():
-        parameters = NO_LLM.get(name, {})
-        if not STRATEGIES.get(name).wants_llm(parameters):
-            found.append((name, parameters))
-    return found
+    return list(llm_free_strategies().items())
 
 
 def _retrievals(kb: KnowledgeBase, questions: list[str]) -> dict[tuple[str, int], dict[str, list]]:

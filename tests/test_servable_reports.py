@@ -14,6 +14,7 @@ import pytest
 from conftest import COMMUNITY_CORPUS
 
 from neoweave.query.base import REPORT_REPAIR
+from neoweave.registry import llm_free_strategies
 
 QUESTIONS = ("Who founded the Python Software Foundation?", "Who was the wife of Lothair II?",
              "Where did Waldrada and Lothair II live?", "Where did Guido van Rossum create Python?")
@@ -117,7 +118,7 @@ def test_global_search_reads_no_withdrawn_report(kb, reported):
 
 RANKED_BY_EMBEDDING = ("naive", "larag", "kg", "community_local", "ppr", "orion")
 """LLM-free strategies that rank chunks by their embeddings: a chunk without one is skipped and noted."""
-LLM_FREE = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}}
+LLM_FREE = llm_free_strategies()
 """Parameters that keep a strategy from calling the LLM."""
 BY_TEXT = ("hybrid", "khl")
 """LLM-free strategies that may reach a chunk by its words (BM25) or RST edges: one without an embedding but with

@@ -30,7 +30,7 @@ from neoweave.ingest import IngestOptions, Ingestor, SourceOptions
 from neoweave.kb import KnowledgeBase
 from neoweave.kb import transfer_files as files
 from neoweave.kb.transfer import export_graph, import_graph
-from neoweave.registry import STRATEGIES
+from neoweave.registry import llm_free_strategies
 from neoweave.store.falkordb_store import FalkorDBStore
 
 BATCH = 7  # small pages and batches: every label and type spans several
@@ -39,7 +39,6 @@ QUESTIONS = ["Who founded the Python Software Foundation?", "Where did Lothair I
 NON_ASCII = [{"id": "kyōto-東京", "title": "Kyōto and Tōkyō",
               "text": "Kyōto was the capital of Japan before Tōkyō. Émile Zola never visited Kyōto or Ōsaka."}]
 """Keys beyond ASCII (document, chunk and entity ids): FalkorDB's range index once made export pages skip them."""
-NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}}
 """Parameters that keep a strategy off the LLM; strategies that need one whatever the parameters are left out."""
 
 
@@ -77,10 +76,7 @@ def _retrievals(kb: KnowledgeBase) -> dict[tuple[str, str], dict[str, Any]]:
     reports. (Not the details: entities of equal score, such as one name under two types, are listed in the
     store's internal order, which an import does not keep.)"""
     out = {}
-    for name in STRATEGIES.names():
-        parameters = NO_LLM.get(name, {})
-        if STRATEGIES.get(name).wants_llm(parameters):
-            continue
+    for name, parameters in llm_free_strategies().items():
         for question in QUESTIONS:
             result = kb.retrieve(question, name, k=5, **parameters)
             out[(name, question)] = {

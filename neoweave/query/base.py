@@ -222,6 +222,10 @@ class Strategy:
     name: ClassVar[str]
     needs_llm: ClassVar[bool] = False
     """True for a strategy that calls the LLM while retrieving (global search's map step)."""
+    llm_free: ClassVar[dict[str, Any]] = {}
+    """Parameter overrides under which the strategy retrieves without an LLM (its LLM stages off), when it can:
+    `wants_llm(llm_free)` is False then (`registry.llm_free_strategies`: tests, benchmarks and copies compare
+    strategies this way)."""
     reads_link_contexts: ClassVar[bool] = False
     """True for a strategy that scores hyperlinks by their context embeddings (LARAG, ppr), or may run one (the
     strategies that compose others): it ranks links by the contexts that ingest and `enrich kg` embed, and skips

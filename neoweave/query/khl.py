@@ -40,6 +40,7 @@ class KhlRAG(Strategy):
     name = "khl"
     requires = ("rst",)
     needs_llm: ClassVar[bool] = True
+    llm_free: ClassVar[dict[str, Any]] = {"analysis": "fast"}
     paper: ClassVar[dict[str, Any] | None] = {
         "k": 10, "top_k": 5, "tau": 5.0, "entities": 60, "mode": "full", "analysis": "llm", "question_type": "auto",
         "kg_share_knowledge": 7, "kg_share_reading": 5, "kg_share_reasoning": 3, "all_neighbours": True,

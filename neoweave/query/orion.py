@@ -40,6 +40,7 @@ class OrionRAG(Strategy):
     name = "orion"
     requires = ("tags",)
     needs_llm: ClassVar[bool] = True
+    llm_free: ClassVar[dict[str, Any]] = {"expand": False, "prune": False}
     paper: ClassVar[dict[str, Any] | None] = {
         "k": 5, "expand": True, "prune": True, "prune_mode": "text", "indexes": LISTS, "tag_factor": 3,
         "sparse_fraction": 0.4, "dense_candidates": 0, "rrf_c": 60.0}
