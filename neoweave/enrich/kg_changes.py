@@ -133,6 +133,8 @@ class ChangeRecord:
                 self._open(restart=True)
                 self._restarted = True
                 self.scope = Scope(None, position=0)
+            elif held.token == self.token:  # the phases from here on read every entity: what the log holds now
+                self.scope = Scope(None, position=held.end)  # too (the run's own merges: the next run skips them)
             else:
                 self.scope = Scope(None, position=self.scope.position)
         else:
