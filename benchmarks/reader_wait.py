@@ -39,16 +39,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 NEOWEAVE = str(ROOT / ".venv" / "bin" / "neoweave")
-NO_LLM = {"orion": {"expand": False, "prune": False}, "khl": {"analysis": "fast"}, "ppr": {"walk_index": "store"}}
-"""The parameters that keep a strategy off the LLM (tests/test_reader_snapshots.py's)."""
+READS_THE_GRAPH = {"ppr": {"walk_index": "store"}}
+"""ppr reads the graph, as tests/test_reader_snapshots.py has it (its walk index is built after a command)."""
 TARGET_S = 1.0
 
 
 def strategies() -> list[tuple[str, dict[str, Any]]]:
-    from neoweave.registry import STRATEGIES
+    from neoweave.registry import llm_free_strategies
 
-    return [(name, NO_LLM.get(name, {})) for name in STRATEGIES.names()
-            if not STRATEGIES.get(name).wants_llm(NO_LLM.get(name, {}))]
+    return [(name, {**parameters, **READS_THE_GRAPH.get(name, {})})
+            for name, parameters in llm_free_strategies().items()]
 
 
 class Clock:
