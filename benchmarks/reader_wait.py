@@ -1,7 +1,7 @@
 """How much longer a query waits while a write command runs (issue 74: each poll waits at most 1 s longer than an
 idle read), measured as a user meets it:
 
-    nice .venv/bin/python benchmarks/reader_wait.py --data-dir /work/bench/rw/hp \\
+    nice .venv/bin/python benchmarks/reader_wait.py --data-dir /tmp/reader-wait-hp \\
         --write "ingest examples/hotpotqa/corpus.jsonl" --write "enrich kg" \\
         --qa examples/hotpotqa/qa.jsonl --out docs/benchmarks/reader_wait_hotpotqa.json
 
