@@ -26,6 +26,9 @@ from neoweave.store.base import GraphStore, WriteUnit
 from neoweave.store.provenance import forget_step_chunks
 
 log = logging.getLogger(__name__)
+FAST_CHUNKS_PER_UNIT = 64
+"""Chunks a fast method writes per unit: a reader served meanwhile waits for the unit in progress (128 held the
+snapshot gate up to 1.2 s on 2 loaded cores; docs/benchmarks/reader_wait.md)."""
 
 
 @dataclass
@@ -107,8 +110,9 @@ class EnrichStep:
     method: str = "fast"
     """fast: no LLM (NLP, statistics); llm: the LLM gateway."""
     batch_size: int | None = None
-    """Chunks extracted and written per unit (None: 128 for fast, 8 for llm, so progress shows and a killed
-    run loses little; the LLM's answers are cached anyway)."""
+    """Chunks extracted and written per unit (None: `FAST_CHUNKS_PER_UNIT` for fast, 8 for llm, so progress shows,
+    a killed run loses little and a query served meanwhile waits for a short unit; the LLM's answers are cached
+    anyway)."""
 
     @property
     def prefetch(self) -> bool:
@@ -119,7 +123,7 @@ class EnrichStep:
 
     @property
     def chunks_per_unit(self) -> int:
-        return self.batch_size or (8 if self.method == "llm" else 128)
+        return self.batch_size or (8 if self.method == "llm" else FAST_CHUNKS_PER_UNIT)
 
     def parameters(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
