@@ -339,6 +339,68 @@ def test_a_damaged_store_is_refused_naming_what_is_wrong(server, damage, said):
     assert sorted((p.name, p.stat().st_size) for p in server.paths.aof_dir.iterdir()) == before  # left as found
 
 
+def _first_start_killed_before_its_manifest(server) -> list[str]:
+    """The folder a first start leaves when killed between writing its temporary manifest and renaming it."""
+    server.ensure_running()
+    server.stop()
+    aof = server.paths.aof_dir
+    (aof / "appendonly.aof.manifest").rename(aof / "temp-appendonly.aof.manifest")
+    return sorted(p.name for p in aof.iterdir())
+
+
+@pytest.mark.parametrize("stage", ["manifest-written", "base-written"])
+def test_a_store_killed_during_its_first_start_starts_afresh(server, caplog, stage):
+    left = _first_start_killed_before_its_manifest(server)
+    assert left == ["appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof", "temp-appendonly.aof.manifest"]
+    if stage == "base-written":  # killed before the incremental file and the manifest were written
+        for name in left[1:]:
+            (server.paths.aof_dir / name).unlink()
+    with caplog.at_level("WARNING", logger="neoweave.store.falkordb_damage"):
+        store = FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir))
+        assert store.counts().nodes == {}
+    assert "stopped during its first start" in caplog.text
+    assert (server.paths.aof_dir / "appendonly.aof.manifest").is_file()
+    assert not (server.paths.aof_dir / "temp-appendonly.aof.manifest").exists()
+    store.close()
+
+
+def _base_holding_a_graph(server) -> None:
+    """A small graph rewritten into the base file, the incremental file emptied and nothing recorded: only the base
+    file's content says it holds data."""
+    store = FalkorDBStore(server=server)
+    store.counts()  # connects
+    store._db.connection.execute_command("GRAPH.QUERY", "tiny", "CREATE (:T {v: 1})")
+    store._db.connection.execute_command("BGREWRITEAOF")
+    while store._db.connection.info("persistence").get("aof_rewrite_in_progress"):
+        time.sleep(0.05)
+    store.close()
+    server.stop()
+    aof = server.paths.aof_dir
+    for incr in aof.glob("*.incr.aof"):
+        incr.write_bytes(b"")
+    (server.paths.data_dir / "graphs.txt").unlink(missing_ok=True)
+    (aof / "appendonly.aof.manifest").rename(aof / "temp-appendonly.aof.manifest")
+
+
+@pytest.mark.parametrize("more", ["graph-recorded", "incr-written", "other-file", "base-holds-a-graph"])
+def test_a_folder_that_may_hold_data_without_its_manifest_is_still_refused(server, more):
+    if more == "base-holds-a-graph":
+        _base_holding_a_graph(server)
+    else:
+        _first_start_killed_before_its_manifest(server)
+    aof = server.paths.aof_dir
+    if more == "graph-recorded":
+        (server.paths.data_dir / "graphs.txt").write_text("neoweave\n")
+    elif more == "incr-written":
+        (aof / INCR).write_bytes(b"*1\r\n$5\r\nMULTI\r\n")
+    elif more == "other-file":
+        (aof / "appendonly.aof.2.incr.aof").write_bytes(b"x")
+    before = sorted((p.name, p.stat().st_size) for p in aof.iterdir())
+    with pytest.raises(StoreDamaged, match=r"appendonly\.aof\.manifest is missing"):
+        FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir)).counts()
+    assert sorted((p.name, p.stat().st_size) for p in aof.iterdir()) == before  # left as found
+
+
 def test_a_truncated_append_only_file_loads_to_its_last_whole_write_and_says_so(server, caplog):
     _tagged_graph(server).close()
     server.stop()

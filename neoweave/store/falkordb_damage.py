@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 GRAPHS_FILE = "graphs.txt"
 MANIFEST = "appendonly.aof.manifest"
+_TEMP_MANIFEST = "temp-" + MANIFEST
+_EMPTY_BASE_MAX_BYTES = 4096  # an RDB of an empty dataset: its header and aux fields only
 _HEADER = (
     "# The graphs this data directory's store holds, one a line (neoweave adds a graph when it is first written).\n"
     "# A graph listed here that the store does not hold means its files in appendonly/ were removed or damaged,\n"
@@ -93,6 +95,9 @@ def check_files(paths: ServerPaths) -> None:
     if not aof.is_dir():
         problem = f"its append-only folder {aof} is missing" if recorded else None
     elif not (aof / MANIFEST).is_file():
+        if not recorded and _unfinished_first_start(aof):
+            _clear_unfinished_first_start(aof)
+            return
         files = sorted(p.name for p in aof.iterdir())
         if files:
             problem = (f"{aof / MANIFEST} is missing (the folder holds {', '.join(files[:5])}; starting on it would "
@@ -106,6 +111,117 @@ def check_files(paths: ServerPaths) -> None:
     if problem:
         raise StoreDamaged(f"the store in {paths.data_dir} cannot be opened{_held(paths)}: {problem}",
                            hint=remedy(paths))
+
+
+def _unfinished_first_start(aof: Path) -> bool:
+    """Whether the folder holds only what a server's first start writes before its manifest is in place: a base
+    file of an empty dataset (or the temporary file it is written to), empty incremental files and the temporary
+    manifest. A server stopped there never accepted a write (writes wait for the start to finish)."""
+    for path in aof.iterdir():
+        if not path.is_file():
+            return False
+        name = path.name
+        if name == _TEMP_MANIFEST or (name.endswith(".incr.aof") and path.stat().st_size == 0):
+            continue
+        if (name.endswith(".base.rdb") or name.startswith("temp-rewriteaof-")) and _holds_no_keys(path):
+            continue
+        return False
+    return True
+
+
+def _holds_no_keys(path: Path) -> bool:
+    """Whether an RDB file (or the start of one) holds nothing but its header and aux fields: no database opcode,
+    no key, before its end marker or the end of the bytes written."""
+    if path.stat().st_size > _EMPTY_BASE_MAX_BYTES:
+        return False
+    data = path.read_bytes()
+    if not data.startswith(b"REDIS"):
+        return False
+    reader = _RdbReader(data, 9)
+    try:
+        while reader.more():
+            opcode = reader.byte()
+            if opcode == 0xFF:  # end of the file
+                return True
+            if opcode == 0xFA:  # aux field: name, value
+                reader.string()
+                reader.string()
+            elif opcode == 0xF7:  # module aux: module id, when (as a typed value), then typed values up to 0
+                reader.length()
+                reader.module_values()
+            else:  # a database, a key: data
+                return False
+    except IndexError:  # cut short while writing its header: no key had been written
+        return True
+    return True
+
+
+class _RdbReader:
+    """Just enough of the RDB format to walk a file's header fields."""
+
+    def __init__(self, data: bytes, position: int) -> None:
+        self.data, self.position = data, position
+
+    def more(self) -> bool:
+        return self.position < len(self.data)
+
+    def byte(self) -> int:
+        value = self.data[self.position]
+        self.position += 1
+        return value
+
+    def take(self, count: int) -> bytes:
+        if self.position + count > len(self.data):
+            raise IndexError("cut short")
+        chunk = self.data[self.position:self.position + count]
+        self.position += count
+        return chunk
+
+    def _encoded_length(self) -> tuple[int, bool]:
+        first = self.byte()
+        kind = first >> 6
+        if kind == 0:
+            return first & 0x3F, False
+        if kind == 1:
+            return ((first & 0x3F) << 8) | self.byte(), False
+        if kind == 3:
+            return first & 0x3F, True
+        return int.from_bytes(self.take(4 if first == 0x80 else 8), "big"), False
+
+    def length(self) -> int:
+        return self._encoded_length()[0]
+
+    def string(self) -> None:
+        size, special = self._encoded_length()
+        if not special:
+            self.take(size)
+        elif size == 3:  # LZF: compressed length, plain length, the compressed bytes
+            compressed = self.length()
+            self.length()
+            self.take(compressed)
+        else:  # an integer of 1, 2 or 4 bytes
+            self.take({0: 1, 1: 2, 2: 4}[size])
+
+    def module_values(self) -> None:
+        while (kind := self.length()) != 0:
+            if kind in (1, 2):
+                self.length()
+            elif kind == 3:
+                self.take(4)
+            elif kind == 4:
+                self.take(8)
+            elif kind == 5:
+                self.string()
+            else:
+                raise ValueError(f"unknown module value type {kind}")
+
+
+def _clear_unfinished_first_start(aof: Path) -> None:
+    names = sorted(p.name for p in aof.iterdir())
+    log.warning("the store in %s was stopped during its first start (%s hold no data and no manifest); starting "
+                "it afresh", aof, ", ".join(names))
+    for name in names:
+        (aof / name).unlink()
 
 
 def _manifest_files(manifest: Path) -> list[str]:
