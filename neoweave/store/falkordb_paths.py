@@ -55,10 +55,11 @@ def server_paths(data_dir: Path) -> ServerPaths:
     )
 
 
-def snapshot_lock_files(paths: ServerPaths, graph: str) -> tuple[Path, Path]:
+def snapshot_lock_files(paths: ServerPaths, graph: str) -> tuple[Path, Path, Path]:
     """The lock files that keep a graph's readers apart from its write units (`store.snapshot_gate`): the
-    readers-writer lock and the writers' turnstile."""
-    return paths.data_dir / f"reads-{graph}.lock", paths.data_dir / f"writes-{graph}.lock"
+    readers-writer lock, the writers' turnstile and the readers waiting at it."""
+    return (paths.data_dir / f"reads-{graph}.lock", paths.data_dir / f"writes-{graph}.lock",
+            paths.data_dir / f"waiting-{graph}.lock")
 
 
 def read_pid(pid_file: Path) -> int | None:
