@@ -34,6 +34,7 @@ from neoweave.store.provenance import CHUNK_DERIVATIONS, RECOUNT_BATCH
 from neoweave.store.values import now_iso
 
 ENTITY_EMBED_CHARS = 160
+ENTITY_ID_PAGE = 10_000
 KEEPING_ENTITIES = {"kg_forget_mentions": "kg_forget_chunk_mentions"}
 """Forgetting a step's chunks before extracting them again in the same unit: entities stay until the unit's end."""
 
@@ -156,14 +157,16 @@ class KnowledgeGraphStep(EnrichStep):
 
     def extract_again(self, ctx: StepContext, report: EnrichReport, chunk_ids: list[str], atoms: set[str],
                       record_ids: list[str]) -> None:
-        """Extract chunks again in one unit: resolution dissolving merges that no longer hold (the chunks
-        mentioning their survivors, with `atoms` left as themselves and the merge records `record_ids` removed: a
-        crash leaves the merges as they were, or every form on its own with its mentions and relations), and title
-        mentions to redo (the chunks come back unscanned). An entity mentioned again keeps its
-        node (its community membership, home and embedding stay, so a community search still finds its report and
-        notes it stale); the survivors lose the aliases their merges gave, which the merges still made give back."""
+        """Extract chunks again: resolution dissolving merges that no longer hold (the chunks mentioning their
+        survivors, with `atoms` left as themselves and the merge records `record_ids` removed), and title mentions
+        to redo (the chunks come back unscanned). A first unit removes the records and marks every chunk to be
+        extracted again; then each group of `chunks_per_unit` chunks is rewritten in its own unit, so a reader
+        served meanwhile waits for one group, not for thousands of chunks. A crash between them leaves the merges
+        undone and the chunks not yet rewritten pending: the next run extracts them as new chunks. An entity
+        mentioned again keeps its node (its community membership, home and embedding stay, so a community search
+        still finds its report and notes it stale); the survivors lose the aliases their merges gave, which the
+        merges still made give back."""
         store = ctx.store
-        mentioned = [row["id"] for row in store.run("kg_forgotten_entities", {"chunk_ids": chunk_ids})]
         chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
                   for r in store.run("chunks_by_ids", {"ids": chunk_ids})]
         self._not_redirected = frozenset(atoms)
@@ -174,16 +177,26 @@ class KnowledgeGraphStep(EnrichStep):
             self.close()  # the run's extraction closed its workers already; many chunks here started them again
         signature = self.signature(ctx)
         by_chunk = {item.chunk_id: item for item in extracted}
-        with store.unit() as unit:
-            unit.run("entity_merge_delete", {"ids": record_ids})
-            for statement in CHUNK_DERIVATIONS[self.name]:
-                unit.run(KEEPING_ENTITIES.get(statement, statement), {"chunk_ids": [c.id for c in chunks]})
-            unit.run("entity_clear_derived_aliases", {"ids": sorted(atoms)})
-            self.write(unit, extracted, ctx, report)
-            unit.run("kg_delete_unmentioned", {"entity_ids": mentioned})
-            unit.run("mark_chunks_enriched", {"rows": [
-                {"id": c.id, "prefix": self.prefix, "signature": self.chunk_signature(signature, by_chunk.get(c.id))}
-                for c in chunks]})
+        with store.writing():
+            with store.unit() as unit:
+                unit.run("entity_merge_delete", {"ids": record_ids})
+                unit.run("entity_clear_derived_aliases", {"ids": sorted(atoms)})
+                unit.run("mark_chunks_enriched", {"rows": [
+                    {"id": c.id, "prefix": self.prefix, "signature": f"{self.prefix}extracting-again"}
+                    for c in chunks]})
+            size = self.chunks_per_unit
+            for start in range(0, len(chunks), size):
+                group = chunks[start:start + size]
+                ids = [c.id for c in group]
+                mentioned = [row["id"] for row in store.run("kg_forgotten_entities", {"chunk_ids": ids})]
+                with store.unit() as unit:
+                    for statement in CHUNK_DERIVATIONS[self.name]:
+                        unit.run(KEEPING_ENTITIES.get(statement, statement), {"chunk_ids": ids})
+                    self.write(unit, [by_chunk[c.id] for c in group if c.id in by_chunk], ctx, report)
+                    unit.run("kg_delete_unmentioned", {"entity_ids": mentioned})
+                    unit.run("mark_chunks_enriched", {"rows": [
+                        {"id": c.id, "prefix": self.prefix,
+                         "signature": self.chunk_signature(signature, by_chunk.get(c.id))} for c in group]})
         report.count("chunks_extracted_again", len(chunks))
 
     # graph-wide phases -----------------------------------------------------------------------------
@@ -274,17 +287,17 @@ class KnowledgeGraphStep(EnrichStep):
 def refresh_entities(store, entity_ids: frozenset[str] | None = None) -> int:
     """Mention and relation counts, missing descriptions, names and merge aliases after mentions or relations
     changed (see the statements' files), of every entity or (`entity_ids`) of those: the number of entity writes
-    (each one re-inserts the entity's vector). Descriptions and aliases are looked for among all entities: only
-    those missing or out of date are read (a few ms)."""
+    (each one re-inserts the entity's vector). Every entity is refreshed a part at a time, so that a query served
+    meanwhile waits for one part, not for the whole graph. Descriptions and aliases are looked for among all
+    entities: only those missing or out of date are read (a few ms)."""
     if entity_ids is None:
-        results = [store.run("kg_refresh_entities", write=True), store.run("kg_refill_descriptions", write=True),
-                   store.run("kg_refresh_names", write=True)]
+        ids = [row["key"] for page in store.pages("kg_entity_ids_page", ENTITY_ID_PAGE) for row in page]
     else:
-        parts = [{"ids": ids[start:start + RECOUNT_BATCH]}
-                 for ids in [sorted(entity_ids)] for start in range(0, len(ids), RECOUNT_BATCH)]
-        results = [store.run("kg_refresh_entities_of", part, write=True) for part in parts]
-        results.append(store.run("kg_refill_descriptions", write=True))
-        results += [store.run("kg_refresh_names_of", part, write=True) for part in parts]
+        ids = sorted(entity_ids)
+    parts = [{"ids": ids[start:start + RECOUNT_BATCH]} for start in range(0, len(ids), RECOUNT_BATCH)]
+    results = [store.run("kg_refresh_entities_of", part, write=True) for part in parts]
+    results.append(store.run("kg_refill_descriptions", write=True))
+    results += [store.run("kg_refresh_names_of", part, write=True) for part in parts]
     return sum(int(rows[0]["updated"] or 0) for rows in results if rows) + resolution.refresh_aliases(store)
 
 
