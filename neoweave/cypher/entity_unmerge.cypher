@@ -3,7 +3,7 @@
 // `entity_unmerge_mentions` then moves the mentions back and `entity_unmerge_empty_mentions` deletes the survivor's
 // edges left without a form. Separate statements, each writing only after its last MATCH/WHERE: SETs followed by
 // a MATCH/WHERE that drops rows is the shape in which FalkorDB has lost updates (kg_forget_relations,
-// kg_refresh_entities); the single statement this was had it.
+// kg_refresh_entities_of); the single statement this was had it.
 // @param merge_id: STRING  the EntityMerge id
 // @param absorbed: MAP  {id, key, name, type, description, aliases, method, source, created_at}
 // @param survivor_aliases: LIST  the survivor's aliases without the absorbed names

@@ -1,4 +1,4 @@
-// Entity descriptions read from chunks being forgotten are cleared (kg_refresh_entities refills them from a
+// Entity descriptions read from chunks being forgotten are cleared (refresh_entities refills them from a
 // remaining mention; the embedding is redone). A statement of its own: FalkorDB drops FOREACH updates of
 // rows that a later WHERE filters out, which is how this was written inside kg_forget_mentions before.
 // @param chunk_ids: LIST  chunk ids

@@ -1,4 +1,4 @@
-// The entities whose stored counts (mention_count, relation_count: kg_refresh_entities) forgetting these chunks
+// The entities whose stored counts (mention_count, relation_count: kg_refresh_entities_of) forgetting these chunks
 // changes: those the chunks mention, and the other ends of relations citing them (a merge can move an end to an
 // entity the chunk does not mention; an entity left without mentions is deleted with its relations). Read
 // before the forgetting (`store.provenance`), for kg_refresh_entities_of after it.

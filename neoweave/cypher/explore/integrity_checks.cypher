@@ -5,7 +5,7 @@
 // sub-communities); evidence that is gone or out of step (a relation's chunk_ids naming a deleted chunk, its
 // parallel evidence lists of different lengths, empty, or a weight that is not their sum; a mention edge's
 // surface-form lists likewise; an entity whose stored mention or relation count is not what its edges hold
-// (`kg_refresh_entities`); an inferred link whose chunk no longer mentions the entity homed at its target; a
+// (`kg_refresh_entities_of`); an inferred link whose chunk no longer mentions the entity homed at its target; a
 // community report citing a deleted chunk); communities whose stored size disagrees with their member edges, or
 // whose report is older than a change to a member (listed in the communities state node's `members_changed` by
 // the kg writes, removed when the report is rewritten); and anything held twice that a key should keep single (an entity per id, an entity per type
