@@ -83,7 +83,8 @@ def _history(kb, watch: StopsAfterUnits) -> dict[str, int]:
         logger.removeHandler(watch)
 
 
-@pytest.mark.parametrize("stop_before", [None, 2, 4], ids=["whole", "after-the-records", "mid-groups"])
+@pytest.mark.parametrize("stop_before", [None, 1, 2, 4],
+                         ids=["whole", "chunks-marked", "after-the-records", "mid-groups"])
 def test_dissolved_merges_are_extracted_again_in_units_and_end_as_a_rebuild(opener, caplog, stop_before):
     caplog.set_level(logging.INFO, logger="neoweave.enrich.resolution_derived")
     watch = StopsAfterUnits(stop_before)
@@ -93,8 +94,9 @@ def test_dissolved_merges_are_extracted_again_in_units_and_end_as_a_rebuild(open
         aliases = kb.cypher("MATCH (e:Entity) WHERE e.name = 'International Business Machines' RETURN e.aliases AS a")
     if stop_before is None:
         assert counters.get("merges_dissolved") == 1 and counters.get("chunks_extracted_again") == 5
-        # the records' unit marks the 5 chunks to extract again, then a unit per chunk (batch size 1) rewrites one
-        assert watch.chunks_marked[:6] == [5, 1, 1, 1, 1, 1], watch.chunks_marked
+        # the 5 chunks marked to extract again (statements of their own), the records' unit, then a unit per chunk
+        # (batch size 1) rewrites one
+        assert watch.chunks_marked[:6] == [0, 1, 1, 1, 1, 1], watch.chunks_marked
     else:
         assert counters.get("stopped") == 1 and watch.units == stop_before
     assert aliases == [{"a": []}]  # IBM is no longer one of its names

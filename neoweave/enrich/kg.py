@@ -159,10 +159,11 @@ class KnowledgeGraphStep(EnrichStep):
                       record_ids: list[str]) -> None:
         """Extract chunks again: resolution dissolving merges that no longer hold (the chunks mentioning their
         survivors, with `atoms` left as themselves and the merge records `record_ids` removed), and title mentions
-        to redo (the chunks come back unscanned). A first unit removes the records and marks every chunk to be
-        extracted again; then each group of `chunks_per_unit` chunks is rewritten in its own unit, so a reader
-        served meanwhile waits for one group, not for thousands of chunks. A crash between them leaves the merges
-        undone and the chunks not yet rewritten pending: the next run extracts them as new chunks. An entity
+        to redo (the chunks come back unscanned). The chunks are first marked to be extracted again, then one unit
+        removes the records, then each group of `chunks_per_unit` chunks is rewritten in its own unit, so a reader
+        served meanwhile waits for one group, not for thousands of chunks. A crash between them leaves the chunks
+        not yet rewritten pending, extracted as new chunks by the next run (with the merges, or after the records'
+        unit without them). An entity
         mentioned again keeps its node (its community membership, home and embedding stay, so a community search
         still finds its report and notes it stale); the survivors lose the aliases their merges gave, which the
         merges still made give back."""
@@ -177,14 +178,15 @@ class KnowledgeGraphStep(EnrichStep):
             self.close()  # the run's extraction closed its workers already; many chunks here started them again
         signature = self.signature(ctx)
         by_chunk = {item.chunk_id: item for item in extracted}
+        size = self.chunks_per_unit
         with store.writing():
+            for start in range(0, len(chunks), size):  # each chunk written costs a vector re-insert: in parts
+                store.run("mark_chunks_enriched", {"rows": [
+                    {"id": c.id, "prefix": self.prefix, "signature": f"{self.prefix}extracting-again"}
+                    for c in chunks[start:start + size]]}, write=True)
             with store.unit() as unit:
                 unit.run("entity_merge_delete", {"ids": record_ids})
                 unit.run("entity_clear_derived_aliases", {"ids": sorted(atoms)})
-                unit.run("mark_chunks_enriched", {"rows": [
-                    {"id": c.id, "prefix": self.prefix, "signature": f"{self.prefix}extracting-again"}
-                    for c in chunks]})
-            size = self.chunks_per_unit
             for start in range(0, len(chunks), size):
                 group = chunks[start:start + size]
                 ids = [c.id for c in group]
