@@ -35,6 +35,9 @@ from neoweave.store.values import now_iso
 
 ENTITY_EMBED_CHARS = 160
 ENTITY_ID_PAGE = 10_000
+EXTRACT_AGAIN_CHUNKS_PER_UNIT = 16
+"""Chunks rewritten per unit when merges are dissolved: forgetting and rewriting a chunk that mentions a survivor
+costs more than a new chunk's extraction (its mentions, relations and descriptions are looked up and rewritten)."""
 KEEPING_ENTITIES = {"kg_forget_mentions": "kg_forget_chunk_mentions"}
 """Forgetting a step's chunks before extracting them again in the same unit: entities stay until the unit's end."""
 
@@ -160,13 +163,12 @@ class KnowledgeGraphStep(EnrichStep):
         """Extract chunks again: resolution dissolving merges that no longer hold (the chunks mentioning their
         survivors, with `atoms` left as themselves and the merge records `record_ids` removed), and title mentions
         to redo (the chunks come back unscanned). The chunks are first marked to be extracted again, then one unit
-        removes the records, then each group of `chunks_per_unit` chunks is rewritten in its own unit, so a reader
-        served meanwhile waits for one group, not for thousands of chunks. A crash between them leaves the chunks
-        not yet rewritten pending, extracted as new chunks by the next run (with the merges, or after the records'
-        unit without them). An entity
-        mentioned again keeps its node (its community membership, home and embedding stay, so a community search
-        still finds its report and notes it stale); the survivors lose the aliases their merges gave, which the
-        merges still made give back."""
+        removes the records, then each group of `EXTRACT_AGAIN_CHUNKS_PER_UNIT` chunks (at most `chunks_per_unit`)
+        is rewritten in its own unit, so a reader served meanwhile waits for one group, not for thousands of
+        chunks. A crash between them leaves the chunks not yet rewritten pending, extracted as new chunks by the
+        next run (with the merges, or after the records' unit without them). An entity mentioned again keeps its
+        node (its community membership, home and embedding stay, so a community search still finds its report and
+        notes it stale); the survivors lose the aliases their merges gave, which the merges still made give back."""
         store = ctx.store
         chunks = [ChunkRow(r["id"], r["text"] or "", r["section_id"], r["doc_id"], int(r["order"] or 0))
                   for r in store.run("chunks_by_ids", {"ids": chunk_ids})]
@@ -178,7 +180,7 @@ class KnowledgeGraphStep(EnrichStep):
             self.close()  # the run's extraction closed its workers already; many chunks here started them again
         signature = self.signature(ctx)
         by_chunk = {item.chunk_id: item for item in extracted}
-        size = self.chunks_per_unit
+        size = min(self.chunks_per_unit, EXTRACT_AGAIN_CHUNKS_PER_UNIT)
         with store.writing():
             for start in range(0, len(chunks), size):  # each chunk written costs a vector re-insert: in parts
                 store.run("mark_chunks_enriched", {"rows": [
