@@ -7,7 +7,8 @@ The source graph is only read. The export and the imported copy are written unde
 --keep); the copy's embedded server is stopped at the end. Run it alone for the timings. `--strategies llm-free`
 (the default) is every registered strategy that can retrieve without an LLM; one the graph lacks a layer for
 (`enrich communities`, `tags`, `rst`) is listed under `skipped` with the reason. `--restore` also takes a backup of
-the source and restores it into a fresh data directory, compared the same way.
+the source and restores it into a fresh data directory, compared the same way. The source's embedded server is
+stopped at the end when this run started it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from neoweave.errors import NeoweaveError
 from neoweave.kb import Limits, open_kb
 from neoweave.registry import STRATEGIES, llm_free_strategies
+from neoweave.store.falkordb_server import EmbeddedFalkorDB
 
 Retrievals = dict[str, list[list[tuple[str, float]]]]
 
@@ -91,6 +93,7 @@ def main() -> None:
     questions = [json.loads(line)["question"] for line in args.qa.read_text(encoding="utf-8").splitlines()
                  if line.strip()][: args.limit]
     strategies = _strategies(args.strategies)
+    source_was_running = EmbeddedFalkorDB(args.data_dir).is_running()
     skipped: dict[str, str] = {}
     restored: dict[str, dict] | None = None
     try:
@@ -132,6 +135,8 @@ def main() -> None:
         if restored is not None:
             result["identical_after_restore"] = {name: row["identical"] for name, row in restored.items()}
     finally:
+        if not source_was_running:
+            _stop_server(args.data_dir)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
