@@ -64,11 +64,15 @@ class Exact:
         return {"strict": round(strict / total, 4), "tie_aware": round(tie_aware / total, 4)}
 
 
+def answers_of(store: GraphStore, statement: str, column: str, queries: np.ndarray, k: int) -> list[list[str]]:
+    """Each query's top k ids by a retrieval statement taking `k` and `embedding`."""
+    return [[row[column] for row in store.run(statement, {"k": k, "embedding": q.tolist()})] for q in queries]
+
+
 def measure(store: GraphStore, queries: np.ndarray, exact: Exact, breadths: list[int]) -> dict:
     result: dict = {"chunk_vector_search": {}, "breadth": {}, "exact_search": store.searches_exactly(("Chunk",))}
     for k in (5, 10):
-        answers = [[row["chunk_id"] for row in store.run("chunk_vector_search", {"k": k, "embedding": q.tolist()})]
-                   for q in queries]
+        answers = answers_of(store, "chunk_vector_search", "chunk_id", queries, k)
         result["chunk_vector_search"][f"k{k}"] = exact.agreement(answers, k)
     target = store.schema.vector_index("chunk_embedding")
     params = store._vector_params(target.name, target.label, target.property)
@@ -98,8 +102,7 @@ def measure_entities(store: GraphStore, queries: np.ndarray) -> dict:
         for way, threshold in (("index", 0), ("statement", held)):
             store.exact_search_below = threshold
             for k in (5, 10):
-                answers = [[row["id"] for row in store.run("kg_entity_vector_search",
-                                                           {"k": k, "embedding": q.tolist()})] for q in queries]
+                answers = answers_of(store, "kg_entity_vector_search", "id", queries, k)
                 result[f"{way}_k{k}"] = exact.agreement(answers, k)
     finally:
         store.exact_search_below = held
