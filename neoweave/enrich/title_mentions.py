@@ -193,8 +193,9 @@ def update_title_mentions(store: GraphStore, report: EnrichReport, index: TitleI
     where a new title would change what a scan with every title finds goes to `scan_again` (extract it again,
     which makes it a new chunk for the scan), or, without it, gets the new title's mentions added."""
     everything = Gazetteer.from_index(index)
-    if index.new_keys:
-        new_titles = Gazetteer.from_index(index, index.new_keys)
+    if index.new_keys:  # every title new (a first run): the same gazetteer, not built twice
+        new_titles = everything if index.new_keys >= index.surfaces.keys() else Gazetteer.from_index(index,
+                                                                                                     index.new_keys)
         if new_titles:
             again = _scan(store, report, new_titles, scanned=True, prefix=prefix, source=source, batch=batch,
                           progress=progress, everything=everything if scan_again is not None else None)
