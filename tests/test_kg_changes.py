@@ -177,3 +177,36 @@ def test_a_users_cypher_write_makes_the_next_run_read_every_entity(kb, records, 
     assert report.counters["finish_scoped"] == 0
     assert not kb.cypher("MATCH (e:Entity) WHERE e.mention_count < 0 RETURN e.id AS id")
     kg_changes.forget(kb.store)  # idempotent
+
+
+class WithoutLocalDirectory(FalkorDBStore):
+    """The store as it is on a server it does not run (a remote FalkorDB, Neo4j): no directory to keep files in."""
+
+    def derived_directory(self, name: str) -> Path | None:
+        return None
+
+
+def test_a_store_without_a_local_directory_keeps_the_title_digests_in_the_graph(falkordb_server, embedder, records,
+                                                                                 tmp_path):
+    """The title scan and the homes phase of a scoped run read only what titles changed since the last run: the
+    digests they compare with are kept on the record's Meta node (they were a file beside the store's, so a remote
+    store read every title mention on every run), and the graph is the one a run reading everything leaves."""
+    remote = WithoutLocalDirectory(server=falkordb_server, graph=f"changes_remote_{uuid.uuid4().hex[:8]}")
+    everything = FalkorDBStore(server=falkordb_server, graph=f"changes_all_{uuid.uuid4().hex[:8]}")
+    try:
+        history = [records[:8], records[8:12], [dict(records[2], title=records[2]["title"] + " (retitled)")]]
+        for number, batch in enumerate(history):
+            for store in (remote, everything):
+                _ingest(store, embedder, tmp_path / f"step{number}.jsonl", batch)
+            done = run("kg", remote, embedder=embedder, progress=False)
+            run("kg", everything, embedder=embedder, progress=False, scoped=False)
+            digests = kg_changes.load_title_digests(remote, _record(remote)["finished"])
+            assert digests and all(isinstance(value, str) for value in digests.values())
+            assert done.counters["finish_scoped"] == (1 if number else 0)
+            differences = diff(snapshot(everything), snapshot(remote))
+            assert differences == [], f"after step {number}: {differences[:10]}"
+    finally:
+        for store in (remote, everything):
+            with contextlib.suppress(Exception):
+                store._graph_handle().delete()
+            store.close()

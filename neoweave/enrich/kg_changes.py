@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
 from neoweave.store.base import GraphStore
 
@@ -162,34 +160,23 @@ def forget(store: GraphStore) -> None:
     store.run("kg_changes_forget", write=True)
 
 
-def _titles_path(store: GraphStore) -> Path | None:
-    directory = store.derived_directory("enrich")
-    return None if directory is None else directory / "kg-titles.json"
-
-
 def save_title_digests(store: GraphStore, finished: str, digests: dict[str, str]) -> None:
-    """The title index's digests (`TitleIndex.digests`) as of the completion `finished`: the next run's homes
-    phase reads only the entities named by titles that changed since. A store without a local directory (a
-    remote server) keeps none, and its homes phase reads every entity."""
-    path = _titles_path(store)
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(json.dumps({"finished": finished, "digests": digests}), encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as exc:  # only a shortcut is lost: the next homes phase reads every entity
-        log.warning("could not save the title digests in %s: %s", path, exc)
+    """The title index's digests (`TitleIndex.digests`) as of the completion `finished`, kept on the record's Meta
+    node (bookkeeping: exports leave them out), so that a store on a remote server keeps them too: the next run's
+    title scan and homes phase read only the entities and mentions of titles that changed since."""
+    store.run_bookkeeping("kg_changes_titles_set", {"finished": finished,
+                                                    "digests": json.dumps(digests, sort_keys=True)})
 
 
 def load_title_digests(store: GraphStore, finished: str | None) -> dict[str, str] | None:
     """The digests saved by the completion `finished`, or None (another completion's, or none)."""
-    path = _titles_path(store)
-    if path is None or finished is None:
+    if finished is None:
+        return None
+    rows = store.run("kg_changes_titles_get")
+    if not rows or rows[0]["finished"] != finished:
         return None
     try:
-        held = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        held = json.loads(rows[0]["digests"] or "")
+    except ValueError:
         return None
-    return held.get("digests") if held.get("finished") == finished else None
+    return held if isinstance(held, dict) else None

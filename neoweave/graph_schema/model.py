@@ -122,7 +122,8 @@ class GraphSchema:
 
 
 BOOKKEEPING = frozenset({"stamp", "changed_entity_ids", "changes_overflow", "changes_fingerprint",
-                         "changes_finished", "changes_log", "changes_base", "changes_consumed", "changes_walk"})
+                         "changes_finished", "changes_log", "changes_base", "changes_consumed", "changes_walk",
+                         "changes_titles", "changes_titles_finished"})
 """Properties that record the store's own bookkeeping, not what the graph holds: the Meta node's write stamp
 names the last write to one store; the kg step's record of change (`enrich.kg_changes`) what that store's
 writes changed since its last completed run (a store importing a graph reads every entity once). Exports leave
@@ -200,7 +201,7 @@ SCHEMA = GraphSchema(
             properties=("schema_version", "embedding_model", "dimension", "created_at", "updated_at", "stamp",
                         "fingerprint", "members_changed", "import_source", "records_loaded", "changed_entity_ids",
                         "changes_overflow", "changes_fingerprint", "changes_finished", "changes_log", "changes_base",
-                        "changes_consumed", "changes_walk"),
+                        "changes_consumed", "changes_walk", "changes_titles", "changes_titles_finished"),
             doc="One node recording the schema version and the embedding model the graph was built with, and the "
                 "write stamp (a random token every write through neoweave replaces: ppr's walk index is used only "
                 "at the stamp it was built at); "
@@ -210,7 +211,9 @@ SCHEMA = GraphSchema(
                 "names the log, changes_base is the position of its first kept entry, changes_consumed the "
                 "position `enrich kg` read up to when it last completed its graph-wide phases, with the "
                 "fingerprint and token of that completion: changes_fingerprint, changes_finished; changes_walk "
-                "the position ppr's walk index was last built from; changes_overflow is an older neoweave's); "
+                "the position ppr's walk index was last built from; changes_titles the title index's digests as "
+                "of that completion (JSON), changes_titles_finished its token; changes_overflow is an older "
+                "neoweave's); "
                 "id 'import' marks an unfinished "
                 "`neoweave import` (fingerprint of the export's manifest, import_source, records_loaded).",
         ),
