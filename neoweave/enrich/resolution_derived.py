@@ -81,12 +81,17 @@ class State:
     undone: set[frozenset[str]]
     documents: dict[str, set[str]]
 
-    def held_by(self) -> dict[str, set[str]]:
-        held: dict[str, set[str]] = defaultdict(set)
-        for atom in self.atoms.values():
-            for holder in atom.holders:
-                held[holder].add(atom.id)
-        return held
+    _held: dict[str, frozenset[str]] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def held_by(self) -> dict[str, frozenset[str]]:
+        """Entity node -> the atoms its MENTIONS hold (computed once: a state is read, then only looked at)."""
+        if self._held is None:
+            held: dict[str, set[str]] = defaultdict(set)
+            for atom in self.atoms.values():
+                for holder in atom.holders:
+                    held[holder].add(atom.id)
+            self._held = {holder: frozenset(atoms) for holder, atoms in held.items()}
+        return self._held
 
 
 def read_state(store) -> State:
