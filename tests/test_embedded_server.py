@@ -382,7 +382,8 @@ def _base_holding_a_graph(server) -> None:
     (aof / "appendonly.aof.manifest").rename(aof / "temp-appendonly.aof.manifest")
 
 
-@pytest.mark.parametrize("more", ["graph-recorded", "incr-written", "other-file", "base-holds-a-graph"])
+@pytest.mark.parametrize("more", ["graph-recorded", "incr-written", "other-file", "base-holds-a-graph",
+                                  "base-unreadable"])
 def test_a_folder_that_may_hold_data_without_its_manifest_is_still_refused(server, more):
     if more == "base-holds-a-graph":
         _base_holding_a_graph(server)
@@ -395,6 +396,8 @@ def test_a_folder_that_may_hold_data_without_its_manifest_is_still_refused(serve
         (aof / INCR).write_bytes(b"*1\r\n$5\r\nMULTI\r\n")
     elif more == "other-file":
         (aof / "appendonly.aof.2.incr.aof").write_bytes(b"x")
+    elif more == "base-unreadable":  # a module field of a type the check does not know: not shown to be empty
+        (aof / "appendonly.aof.1.base.rdb").write_bytes(b"REDIS0012\xf7\x81" + bytes(8) + b"\x02\x01\x09\x00")
     before = sorted((p.name, p.stat().st_size) for p in aof.iterdir())
     with pytest.raises(StoreDamaged, match=r"appendonly\.aof\.manifest is missing"):
         FalkorDBStore(server=EmbeddedFalkorDB(server.paths.data_dir)).counts()

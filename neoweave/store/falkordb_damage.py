@@ -153,6 +153,8 @@ def _holds_no_keys(path: Path) -> bool:
                 return False
     except IndexError:  # cut short while writing its header: no key had been written
         return True
+    except ValueError:  # a field this reader does not know: not shown to be empty
+        return False
     return True
 
 
