@@ -42,9 +42,6 @@ _SENTENCE_END = frozenset(".!?:\n")
 MAX_WORDS = 10
 MAX_ANCHORS = 64
 """Up to this many anchor words (`Gazetteer.anchors`), a text is searched for them before it is tokenized."""
-TITLE_SCAN_CHUNKS_PER_UNIT = 250
-"""Chunks scanned and written per unit: marking a chunk scanned re-inserts its vector, and a reader served
-meanwhile waits for the unit in progress."""
 
 
 @lru_cache(maxsize=200_000)
