@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 FAST_CHUNKS_PER_UNIT = 64
 """Chunks a fast method writes per unit: a reader served meanwhile waits for the unit in progress (128 held the
 snapshot gate up to 1.2 s on 2 loaded cores; docs/benchmarks/reader_wait.md)."""
+EXTRACT_AGAIN_CHUNKS_PER_UNIT = 16
+"""Chunks the kg step rewrites per unit when merges are dissolved: forgetting and rewriting a chunk that mentions a
+survivor costs more than a new chunk's extraction (docs/benchmarks/reader_wait.md, Python docs FAQ)."""
 
 
 @dataclass

@@ -18,7 +18,14 @@ from typing import ClassVar
 from tqdm import tqdm
 
 from neoweave.enrich import homes, resolution, resolution_derived, title_mentions
-from neoweave.enrich.base import ChunkRow, EnrichReport, EnrichStep, StepContext, phase
+from neoweave.enrich.base import (
+    EXTRACT_AGAIN_CHUNKS_PER_UNIT,
+    ChunkRow,
+    EnrichReport,
+    EnrichStep,
+    StepContext,
+    phase,
+)
 from neoweave.enrich.extract_llm import LLMExtractor
 from neoweave.enrich.finish_record import fingerprint_of
 from neoweave.enrich.kg_changes import ChangeRecord, load_title_digests, save_title_digests
@@ -35,9 +42,6 @@ from neoweave.store.values import now_iso
 
 ENTITY_EMBED_CHARS = 160
 ENTITY_ID_PAGE = 10_000
-EXTRACT_AGAIN_CHUNKS_PER_UNIT = 16
-"""Chunks rewritten per unit when merges are dissolved: forgetting and rewriting a chunk that mentions a survivor
-costs more than a new chunk's extraction (its mentions, relations and descriptions are looked up and rewritten)."""
 KEEPING_ENTITIES = {"kg_forget_mentions": "kg_forget_chunk_mentions"}
 """Forgetting a step's chunks before extracting them again in the same unit: entities stay until the unit's end."""
 
@@ -182,10 +186,9 @@ class KnowledgeGraphStep(EnrichStep):
         by_chunk = {item.chunk_id: item for item in extracted}
         size = min(self.chunks_per_unit, EXTRACT_AGAIN_CHUNKS_PER_UNIT)
         with store.writing():
-            for start in range(0, len(chunks), size):  # each chunk written costs a vector re-insert: in parts
-                store.run("mark_chunks_enriched", {"rows": [
-                    {"id": c.id, "prefix": self.prefix, "signature": f"{self.prefix}extracting-again"}
-                    for c in chunks[start:start + size]]}, write=True)
+            store.write_batches("mark_chunks_enriched", (  # each chunk written re-inserts its vector: in parts
+                {"id": c.id, "prefix": self.prefix, "signature": f"{self.prefix}extracting-again"} for c in chunks),
+                batch_size=size)
             with store.unit() as unit:
                 unit.run("entity_merge_delete", {"ids": record_ids})
                 unit.run("entity_clear_derived_aliases", {"ids": sorted(atoms)})
