@@ -285,10 +285,9 @@ class KnowledgeGraphStep(EnrichStep):
                 report.count("link_contexts_embedded",
                              embed_all_link_contexts(store, ctx.embedder, progress=ctx.progress))
         save_title_digests(store, changes.close(), index.digests())
-        counts = store.counts()
-        report.counters["entities"] = counts.nodes.get("Entity", 0)
-        report.counters["relations"] = counts.relationships.get("RELATED", 0)
-        report.counters["homes"] = counts.relationships.get("DESCRIBED_BY", 0)
+        for counter, statement in (("entities", "kg_count_entities"), ("relations", "kg_count_relations"),
+                                   ("homes", "kg_count_homes")):  # not `store.counts()`: it reads every node and edge
+            report.counters[counter] = int(store.run(statement)[0]["count"])
 
 
 def refresh_entities(store, entity_ids: frozenset[str] | None = None) -> int:
