@@ -85,8 +85,11 @@ def test_backup_while_serving_then_restore_fresh_and_over_a_changed_store(cli, w
     assert "--force" in refused.stderr and _server_pid(workdir / ".neoweave") == pid
     assert _state(cli) == changed
 
+    saved = workdir / ".neoweave" / "derived" / "neoweave" / "resolution" / "state.json"
+    assert saved.exists()  # the rows entity resolution read, saved by enrich kg
     cli("restore", "bk", "--force")
     assert _state(cli) == before
+    assert not saved.exists()  # of a later state than the restored graph: the next kg run reads every entity
     assert _server_pid(workdir / ".neoweave") != pid  # stopped, then started on the restored files
     # ppr's walk index, saved here since enrich kg, is rebuilt for the restored graph (not part of a backup)
     assert json.loads(cli("status", "--json").stdout)["walk_index"]["current"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from neoweave.audit.snapshot import diff, snapshot
-from neoweave.enrich import kg_changes, run
+from neoweave.enrich import kg_changes, resolution_state, run
 from neoweave.enrich.kg_changes import CAP, ChangeRecord, read_log
 from neoweave.enrich.resolution import unmerge
 from neoweave.ingest import IngestOptions, Ingestor, SourceOptions, delete_documents
@@ -84,6 +84,8 @@ def test_scoped_phases_leave_the_graph_a_run_reading_every_entity_leaves(two_gra
                          counters.get("homes_added", 0), counters.get("homes_removed", 0)))
         differences = diff(snapshot(everything), snapshot(scoped))
         assert differences == [], f"after {operation} {number}: {differences[:10]}"
+        assert counters["resolution_read_scoped"] == (1 if number else 0), counters
+        _assert_saved_state_is_current(scoped)
     # an unmerge (as `neoweave entities unmerge` runs it: restore, then re-extract the absorbed entity's chunks)
     merges = [m for m in scoped.run("entity_merges", {"ids": []}) if m["status"] == "merged"]
     assert merges, "the sample merges entities"
@@ -92,11 +94,25 @@ def test_scoped_phases_leave_the_graph_a_run_reading_every_entity_leaves(two_gra
         run("kg", store, embedder=embedder, progress=False, chunk_ids=undone["chunk_ids"], scoped=store is scoped)
     differences = diff(snapshot(everything), snapshot(scoped))
     assert differences == [], f"after the unmerge: {differences[:10]}"
+    _assert_saved_state_is_current(scoped)
     assert in_scope[0][:2] == (0, None)  # the first run has no record: it reads every entity
     assert all(flag == 1 and 0 < size < total / 2 for flag, size, total, _, _ in in_scope[1:]), in_scope
     assert in_scope[-2][3] >= 1, in_scope  # the page gave a home (its deletion took the edge; the graphs agree)
     # the record's fingerprint leaves `scoped` out: after a run reading everything, the next default run is scoped
     assert _record(scoped)["fingerprint"] and _record(everything)["fingerprint"] == _record(scoped)["fingerprint"]
+
+
+def _assert_saved_state_is_current(store) -> None:
+    """Resolution's state from the rows a run saved (and those logged since) is the state every row gives."""
+    in_memory = resolution_state.read_state(store)
+    store.derived.clear()  # as a new process finds them: in the file
+    from_file = resolution_state.read_state(store)
+    resolution_state.forget_saved(store)
+    whole = resolution_state.read_state(store)
+    assert (in_memory.read_again, from_file.read_again, whole.read_again) == (0, 0, None)
+    for kept in (in_memory, from_file):  # nothing was logged after the run's last entity writes
+        assert (kept.atoms, kept.entities, kept.records, kept.undone, kept.documents) == (
+            whole.atoms, whole.entities, whole.records, whole.undone, whole.documents)
 
 
 def test_the_record_lists_what_writes_change_and_a_completed_run_consumes_only_what_it_read(

@@ -71,7 +71,7 @@ def test_a_person_who_absorbed_another_entity_is_compared_where_that_one_was_men
 
 
 def _state(atoms, undone=(), documents=None):
-    from neoweave.enrich.resolution_derived import Atom, State
+    from neoweave.enrich.resolution_state import Atom, State
 
     made = {a[0]: Atom(a[0], a[0].split(":", 1)[1], a[1], a[0].split(":", 1)[0], "person", "fast", a[2], {a[0]})
             for a in atoms}

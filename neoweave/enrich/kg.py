@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from tqdm import tqdm
 
-from neoweave.enrich import homes, resolution, resolution_derived, title_mentions
+from neoweave.enrich import homes, resolution, resolution_derived, resolution_state, title_mentions
 from neoweave.enrich.base import (
     EXTRACT_AGAIN_CHUNKS_PER_UNIT,
     ChunkRow,
@@ -273,6 +273,8 @@ class KnowledgeGraphStep(EnrichStep):
             if merged:
                 with phase(report, "entity_embeddings"):
                     embed_entities(ctx, report, self.unembedded_types)
+            with phase(report, "resolution"):  # the entities it wrote and refreshed, saved for the next run
+                resolution_state.save_state(store)
         with phase(report, "homes"):
             keys = None if earlier_titles is None or scope.everything else index.changed_keys(earlier_titles)
             homes.update_homes(store, report, index, entity_ids=None if keys is None else scope.entity_ids,

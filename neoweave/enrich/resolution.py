@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 NO_EMBEDDING_GROUPS = frozenset({"date", "concept", "code"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     id: str
     key: str
@@ -53,7 +53,7 @@ class Candidate:
     mentions: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Proposal:
     survivor: str
     absorbed: str

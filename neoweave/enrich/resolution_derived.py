@@ -28,7 +28,7 @@ import json
 import logging
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from neoweave.enrich.resolution import (
     merge_id,
 )
 from neoweave.enrich.resolution import propose as propose_pairs
+from neoweave.enrich.resolution_state import DERIVED_METHOD, State, read_state
 from neoweave.nlp.names import STOPWORDS
 from neoweave.store.values import now_iso
 
@@ -54,82 +55,6 @@ VARIANT_RULES = frozenset({"honorific", "acronym", "partial-name"})
 survivor is a name no such rule absorbs when it has one, so "Stephen King" and not "King" names the entity. A name
 is a variant in every group that tagged it ("King" as a person and as a title mention)."""
 MAX_PASSES = 3
-DERIVED_METHOD = "rule"
-
-
-@dataclass
-class Atom:
-    id: str
-    key: str
-    name: str
-    group: str
-    type: str | None
-    method: str | None
-    mentions: int
-    holders: set[str] = field(default_factory=set)
-    """The entity nodes whose MENTIONS hold this form (itself when it stands alone)."""
-
-
-@dataclass
-class State:
-    """The entity layer as resolution reads it."""
-
-    atoms: dict[str, Atom]
-    entities: set[str]
-    records: dict[str, dict]
-    """Active derived merge records by id."""
-    undone: set[frozenset[str]]
-    documents: dict[str, set[str]]
-
-    _held: dict[str, frozenset[str]] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def held_by(self) -> dict[str, frozenset[str]]:
-        """Entity node -> the atoms its MENTIONS hold (computed once: a state is read, then only looked at)."""
-        if self._held is None:
-            held: dict[str, set[str]] = defaultdict(set)
-            for atom in self.atoms.values():
-                for holder in atom.holders:
-                    held[holder].add(atom.id)
-            self._held = {holder: frozenset(atoms) for holder, atoms in held.items()}
-        return self._held
-
-
-def read_state(store) -> State:
-    entities = {r["id"]: r for r in store.run("entity_resolution_candidates")}
-    every = store.run("entity_merge_records")
-    records = {r["id"]: r for r in every if r["status"] == "merged" and r["method"] == DERIVED_METHOD}
-    undone = {frozenset((r["survivor_id"], r["absorbed_id"])) for r in every if r["status"] == "undone"}
-    survivors = sorted({r["survivor_id"] for r in records.values()} & entities.keys())
-    origins: dict[str, list[dict]] = defaultdict(list)
-    for start in range(0, len(survivors), 500):
-        for row in store.run("entity_resolution_origin_forms", {"ids": survivors[start:start + 500]}):
-            origins[row["origin_id"]].append(row)
-    absorbed_types = {r["absorbed_id"]: json.loads(r["absorbed_json"] or "{}").get("type") for r in records.values()}
-    atoms: dict[str, Atom] = {}
-    held = set(survivors)
-    for entity_id, row in entities.items():
-        if entity_id not in held:
-            atoms[entity_id] = Atom(entity_id, row["key"] or entity_id.split(":", 1)[-1], row["name"] or "",
-                                    entity_id.split(":", 1)[0], row["type"], row["method"], int(row["mentions"] or 0),
-                                    {entity_id})
-    documents: dict[str, set[str]] = {}
-    for origin, rows in origins.items():
-        first = min(rows, key=lambda r: (r["first_chunk"], r["entity_id"]))
-        holders = {r["entity_id"] for r in rows}
-        if origin in atoms:  # also standing alone (not made by neoweave's writes): a discrepancy to repair
-            atoms[origin].holders |= holders
-            continue
-        fallback = entities[origin]["type"] if origin in entities else absorbed_types.get(origin)
-        atoms[origin] = Atom(origin, origin.split(":", 1)[-1], first["name"] or "", origin.split(":", 1)[0],
-                             first["type"] or fallback, first["method"],
-                             sum(int(r["count"] or 0) for r in rows), holders)
-        documents[origin] = {doc for r in rows for doc in r["doc_ids"]}
-    person_keys = {a.key for a in atoms.values() if a.group == "person"}
-    alone = [a.id for a in atoms.values() if a.key in person_keys and a.id not in documents]
-    for start in range(0, len(alone), 1000):
-        for row in store.run("entity_documents", {"ids": alone[start:start + 1000]}):
-            documents[row["id"]] = set(row["doc_ids"])
-    return State(atoms, set(entities), records, undone, documents)
 
 
 def mention_chunks(store, entity_ids: list[str]) -> list[str]:
@@ -222,6 +147,12 @@ def _cluster(state: State, pairs: list[Proposal]) -> Clusters:
             node = parent[node]
         return node
 
+    undone_with: dict[str, set[str]] = defaultdict(set)  # the pairs a user undid, by either member
+    for pair in state.undone:
+        if len(pair) == 2:
+            x, y = pair
+            undone_with[x].add(y)
+            undone_with[y].add(x)
     members: dict[str, set[str]] = {}
     adjacency: dict[str, list[tuple[tuple[int, float, str], str]]] = defaultdict(list)
     for key, value in sorted(links.items(), key=lambda item: (item[1], sorted(item[0]))):
@@ -229,7 +160,8 @@ def _cluster(state: State, pairs: list[Proposal]) -> Clusters:
         ra, rb = find(a), find(b)
         if ra != rb:
             group_a, group_b = members.get(ra, {ra}), members.get(rb, {rb})
-            if any(frozenset((x, y)) in state.undone for x in group_a for y in group_b):
+            smaller, larger = (group_a, group_b) if len(group_a) <= len(group_b) else (group_b, group_a)
+            if any(partner in larger for x in smaller for partner in undone_with.get(x, ())):
                 continue
             parent[rb] = ra
             members[ra] = group_a | group_b
@@ -308,8 +240,10 @@ def resolve(ctx: StepContext, report: EnrichReport, *, embedding_threshold: floa
         return [vectors_of[name] for name in names]
 
     embed = None if ctx.embedder is None else embed_names
-    for _ in range(MAX_PASSES):
+    for number in range(MAX_PASSES):
         state = read_state(store)
+        if number == 0:
+            report.counters["resolution_read_scoped"] = int(state.read_again is not None)
         clusters = derive(state, embed=embed, stored_embeddings=stored, changed=changed,
                           threshold=embedding_threshold, unembedded_types=unembedded_types)
         gone = sorted(r["id"] for r in state.records.values() if r["survivor_id"] not in state.entities)

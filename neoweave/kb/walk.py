@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from neoweave.enrich import kg_changes
+from neoweave.enrich import kg_changes, resolution_state
 from neoweave.errors import NeoweaveError
 from neoweave.graph_schema.footprint import Footprint, overlaps
 from neoweave.query.walk_build import WALK_READS
@@ -69,4 +69,5 @@ def after_write(store: GraphStore, what: str, *, build: bool, progress: bool, sp
 def after_restore(store: GraphStore) -> None:
     """The restored graph gets its walk index at once when this data directory had one (restores are rare and
     slow; the backup holds no index), read from the whole graph: the saved index may be of a later state."""
+    resolution_state.forget_saved(store)  # the saved rows may be of a later state too
     after_write(store, "restore", build=WalkIndexes.of(store).saved(), progress=False, full=True)
