@@ -42,8 +42,8 @@ class SnapshotGate:
 
     def __init__(self, read_lock_file: Path | None = None, turnstile_file: Path | None = None,
                  waiting_file: Path | None = None) -> None:
-        if waiting_file is None and turnstile_file is not None:
-            waiting_file = turnstile_file.with_name(f"waiting-{turnstile_file.name}")
+        if (read_lock_file is None) != (turnstile_file is None) or (turnstile_file is None) != (waiting_file is None):
+            raise ValueError("SnapshotGate takes its three lock files (`snapshot_lock_files`) or none")
         self.files = (read_lock_file, turnstile_file, waiting_file)
         self._state = threading.Lock()  # guards the reader counts and the handles
         self._turnstile = threading.Lock()
