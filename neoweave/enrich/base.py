@@ -32,6 +32,9 @@ snapshot gate up to 1.2 s on 2 loaded cores; docs/benchmarks/reader_wait.md)."""
 EXTRACT_AGAIN_CHUNKS_PER_UNIT = 16
 """Chunks the kg step rewrites per unit when merges are dissolved: forgetting and rewriting a chunk that mentions a
 survivor costs more than a new chunk's extraction (docs/benchmarks/reader_wait.md, Python docs FAQ)."""
+TITLE_SCAN_CHUNKS_PER_UNIT = 250
+"""Chunks the title scan writes per unit (their title mentions and scan marks): 500 held readers served meanwhile
+longer than the reader-wait target on the Python docs FAQ (docs/benchmarks/reader_wait.md)."""
 
 
 @dataclass

@@ -25,7 +25,7 @@ from functools import lru_cache
 from tqdm import tqdm
 
 from neoweave.enrich import resolution
-from neoweave.enrich.base import EnrichReport
+from neoweave.enrich.base import TITLE_SCAN_CHUNKS_PER_UNIT, EnrichReport
 from neoweave.enrich.homes import TitleIndex, homes_for
 from neoweave.enrich.kg_writes import queue_writes
 from neoweave.nlp.extraction import ChunkExtraction, Mention, redirect
@@ -184,7 +184,7 @@ def chunks_naming_changed_titles(store: GraphStore, index: TitleIndex, earlier: 
 
 
 def update_title_mentions(store: GraphStore, report: EnrichReport, index: TitleIndex, *, prefix: str,
-                          source: str, batch: int = 500, progress: bool = True,
+                          source: str, batch: int = TITLE_SCAN_CHUNKS_PER_UNIT, progress: bool = True,
                           scan_again: Callable[[list[str]], None] | None = None) -> None:
     """Scan new chunks for every title and older chunks for new titles; write the mentions found. An older chunk
     where a new title would change what a scan with every title finds goes to `scan_again` (extract it again,
