@@ -85,7 +85,7 @@ def test_backup_while_serving_then_restore_fresh_and_over_a_changed_store(cli, w
     assert "--force" in refused.stderr and _server_pid(workdir / ".neoweave") == pid
     assert _state(cli) == changed
 
-    saved = workdir / ".neoweave" / "derived" / "neoweave" / "resolution" / "state.json"
+    saved = workdir / ".neoweave" / "derived" / "neoweave" / "resolution" / "state.sqlite"
     assert saved.exists()  # the rows entity resolution read, saved by enrich kg
     cli("restore", "bk", "--force")
     assert _state(cli) == before

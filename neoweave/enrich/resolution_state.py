@@ -8,21 +8,25 @@ step's record of change (`enrich.kg_changes`) in the same write unit, so the row
 but the entities logged since: a run re-reads those (their entity rows, their folded forms when they are
 survivors, the documents of lone person names) and keeps the rest from the rows saved by the previous run.
 
-The saved rows live next to the store's own files (`GraphStore.derived_directory`) with the log's token and the
-position they were read at. They are not used when the log cannot say what changed since (another token, a
-position out of its window, no log: a first run, a user's Cypher write), nor after a restore (`forget_saved`),
-and a store without a local directory reads everything each time. Merge records are few and read whole every
-time. Both ways assemble the state from the rows in one function, so they give the same state
-(tests/test_resolution_state.py compares them after a history of writes).
+The saved rows live next to the store's own files (`GraphStore.derived_directory`), in a SQLite file with the
+log's token and the position they were read at; a run writes only the rows that changed (one transaction), so a
+small write writes a little, and the store object keeps its copy while the file stays at its version. They are
+not used when the log cannot say what changed since (another token, a position out of its window, no log: a
+first run, a user's Cypher write), nor after a restore (`forget_saved`); a store without a local directory keeps
+them in memory only. Merge records are few and read whole every time. Both ways assemble the state from the rows
+in one function, so they give the same state (tests/test_kg_changes.py compares them after every step of a
+history of writes).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
+import secrets
 import shutil
+import sqlite3
 from collections import defaultdict
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,7 +139,8 @@ def read_state(store: GraphStore) -> State:
     for key in sorted(documents):  # what `assemble` gives from these rows
         state.documents[key] = set(documents[key])
     if held is not None and held.token is not None and (changed is None or changed):
-        _save(store, held.token, held.end, Rows(entities, forms, documents))
+        _save(store, held.token, held.end, Rows(entities, forms, documents),
+              None if changed is None else saved["rows"], set(changed or ()))
     state.read_again = None if changed is None else len(set(changed))
     return state
 
@@ -197,62 +202,95 @@ def assemble(rows: Rows, records: dict[str, dict], undone: set[frozenset[str]]) 
 
 
 # -- the saved rows ---------------------------------------------------------------------------------
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS entities (id TEXT PRIMARY KEY, key TEXT, name TEXT, type TEXT, method TEXT,"
+    " mentions INTEGER)",
+    "CREATE TABLE IF NOT EXISTS forms (holder TEXT PRIMARY KEY, rows TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS documents (id TEXT PRIMARY KEY, doc_ids TEXT NOT NULL)",
+)
+
+
 def _path(store: GraphStore) -> Path | None:
     directory = store.derived_directory("resolution")
-    return None if directory is None else directory / "state.json"
+    return None if directory is None else directory / "state.sqlite"
 
 
 def _load(store: GraphStore) -> dict[str, Any] | None:
     """The saved rows with their log token and position, or None (none saved, unreadable, another layout): the
-    copy this store object saved last, else the file."""
+    copy this store object holds when the file is still at its version, else the file's."""
     path = _path(store)
     kept = store.derived.get("resolution_state")
-    if kept is not None and (path is None or kept["file"] == _file_version(path)):
+    if path is None:
         return kept  # type: ignore[no-any-return]
-    if path is None or not path.exists():
+    if not path.exists():
         return None
     try:
-        version = _file_version(path)
-        held = json.loads(path.read_text(encoding="utf-8"))
-        if held["format"] != FORMAT:
-            return None
-        entities = {values[0]: dict(zip(ENTITY_COLUMNS, values, strict=True)) for values in held["entities"]}
-        rows = Rows(entities, held["forms"], {key: set(docs) for key, docs in held["documents"].items()})
-        loaded = {"token": str(held["token"]), "position": int(held["position"]), "rows": rows, "file": version}
-        store.derived["resolution_state"] = loaded
-        return loaded
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        with closing(sqlite3.connect(path, timeout=30)) as connection:
+            meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("format") != str(FORMAT):
+                return None
+            if kept is not None and kept["version"] == meta["version"]:
+                return kept  # type: ignore[no-any-return]
+            entities = {values[0]: dict(zip(ENTITY_COLUMNS, values, strict=True)) for values in connection.execute(
+                "SELECT id, key, name, type, method, mentions FROM entities")}
+            forms = {holder: json.loads(rows) for holder, rows in connection.execute("SELECT holder, rows FROM forms")}
+            documents = {key: set(json.loads(docs)) for key, docs in connection.execute(
+                "SELECT id, doc_ids FROM documents")}
+        loaded = {"token": meta["token"], "position": int(meta["position"]), "version": meta["version"],
+                  "rows": Rows(entities, forms, documents)}
+    except (sqlite3.Error, OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("resolution: the saved state in %s is unreadable (%s): every entity is read", path, exc)
         return None
+    store.derived["resolution_state"] = loaded
+    return loaded
 
 
-def _save(store: GraphStore, token: str, position: int, rows: Rows) -> None:
-    store.derived.pop("resolution_state", None)
+def _save(store: GraphStore, token: str, position: int, rows: Rows, previous: Rows | None,
+          changed: set[str]) -> None:
+    """Save `rows` as read at `position`: every row when `previous` is None, else only those that differ from
+    `previous` (the `changed` entities' rows, and the forms and documents read again), so that a small write
+    writes a little (one transaction: a reader finds the rows of one position)."""
+    version = secrets.token_hex(8)
     path = _path(store)
+    store.derived.pop("resolution_state", None)
     if path is None:
-        store.derived["resolution_state"] = {"token": token, "position": position, "rows": rows, "file": None}
+        store.derived["resolution_state"] = {"token": token, "position": position, "version": version, "rows": rows}
         return
-    entities = [[row[column] for column in ENTITY_COLUMNS] for row in rows.entities.values()]
-    held = {"format": FORMAT, "token": token, "position": position, "entities": entities,
-            "forms": rows.forms, "documents": {key: sorted(docs) for key, docs in rows.documents.items()}}
+    if previous is None:
+        entities, forms, documents = list(rows.entities.values()), rows.forms, rows.documents
+        gone_forms: set[str] = set()
+        gone_documents: set[str] = set()
+    else:
+        entities = [rows.entities[key] for key in sorted(changed) if key in rows.entities]
+        forms = {key: value for key, value in rows.forms.items() if previous.forms.get(key) is not value}
+        documents = {key: value for key, value in rows.documents.items() if previous.documents.get(key) is not value}
+        gone_forms = previous.forms.keys() - rows.forms.keys()
+        gone_documents = previous.documents.keys() - rows.documents.keys()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(held, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-        os.replace(partial, path)
-        store.derived["resolution_state"] = {"token": token, "position": position, "rows": rows,
-                                             "file": _file_version(path)}
-    except (OSError, TypeError, ValueError) as exc:  # only a shortcut is lost: the next run reads every entity
+        with closing(sqlite3.connect(path, timeout=30)) as connection, connection:
+            for statement in _TABLES:
+                connection.execute(statement)
+            if previous is None:
+                for table in ("entities", "forms", "documents"):
+                    connection.execute(f"DELETE FROM {table}")
+            else:
+                connection.executemany("DELETE FROM entities WHERE id = ?", [(key,) for key in sorted(changed)])
+                connection.executemany("DELETE FROM forms WHERE holder = ?", [(key,) for key in sorted(gone_forms)])
+                connection.executemany("DELETE FROM documents WHERE id = ?", [(key,) for key in sorted(gone_documents)])
+            connection.executemany("INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
+                                   [tuple(row[column] for column in ENTITY_COLUMNS) for row in entities])
+            connection.executemany("INSERT OR REPLACE INTO forms VALUES (?, ?)",
+                                   [(key, json.dumps(value, ensure_ascii=False)) for key, value in forms.items()])
+            connection.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?)",
+                                   [(key, json.dumps(sorted(value))) for key, value in documents.items()])
+            connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("format", str(FORMAT)), ("token", token), ("position", str(position)), ("version", version)])
+    except (sqlite3.Error, OSError, TypeError, ValueError) as exc:  # only a shortcut is lost: the next run reads all
         log.warning("resolution: could not save the state in %s: %s", path, exc)
-
-
-def _file_version(path: Path) -> tuple[int, int] | None:
-    """What tells a file another process wrote since (None when there is none)."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_mtime_ns, stat.st_size
+        return
+    store.derived["resolution_state"] = {"token": token, "position": position, "version": version, "rows": rows}
 
 
 def forget_saved(store: GraphStore) -> None:
