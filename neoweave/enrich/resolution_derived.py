@@ -99,10 +99,13 @@ def derive(state: State, *, embed: Callable[[list[str]], list] | None, stored_em
     rank = {c.id: (c.mentions, -len(c.key), c.id) for c in candidates}
     pairs += embedding_proposals(candidates, embeddings, threshold, rank, blocks)
     if blocks is not None:  # embedding links of untouched blocks stand as recorded
-        words = {a.id: {(a.group, w) for w in a.key.split(" ")} for a in state.atoms.values()}
+        def words(atom: str) -> set[tuple[str, str]]:
+            return {(state.atoms[atom].group, w) for w in state.atoms[atom].key.split(" ")}
+
         for record in state.records.values():
             a, b = record["absorbed_id"], record.get("via") or record["survivor_id"]
-            if record["rule"] == "embedding" and a in words and b in words and (words[a] & words[b]) - blocks:
+            if record["rule"] == "embedding" and a in state.atoms and b in state.atoms \
+                    and (words(a) & words(b)) - blocks:
                 pairs.append(Proposal(b, a, "embedding", float(record["score"] or 0.0)))
     return _cluster(state, pairs)
 
@@ -112,12 +115,14 @@ def _embeddings(state: State, candidates: list[Candidate], blocks: set[tuple[str
                 unembedded_types: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Name vectors of the atoms in the blocks compared: stored for entities, computed for merged forms."""
     sizes: dict[tuple[str, str], int] = defaultdict(int)
+    words = {c.id: set(c.key.split(" ")) for c in candidates}
     for c in candidates:
-        for word in set(c.key.split(" ")):
-            sizes[(c.group, word)] += 1
+        for word in words[c.id]:
+            if blocks is None or (c.group, word) in blocks:  # the only blocks compared
+                sizes[(c.group, word)] += 1
     wanted = [c.id for c in candidates if c.group not in NO_EMBEDDING_GROUPS
               and any(sizes[(c.group, w)] > 1 and (blocks is None or (c.group, w) in blocks)
-                      for w in set(c.key.split(" ")) if len(w) > 2 and w not in STOPWORDS)]
+                      for w in words[c.id] if len(w) > 2 and w not in STOPWORDS)]
     own = [i for i in wanted if i in state.entities]
     vectors = stored(own)
     folded = sorted(i for i in wanted if i not in state.entities and not (
