@@ -22,6 +22,7 @@ import itertools
 import multiprocessing
 import os
 import re
+import sys
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,23 @@ _NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 _MODIFIER_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "VBG"})
 MAX_RELATIONS_PER_SENTENCE = 15
 MIN_CHUNKS_PER_WORKER = 16  # smaller batches run in-process: starting the workers costs ~5 s
+
+
+def import_spacy():
+    """spaCy, imported without letting thinc import torch. thinc imports torch whenever it is installed (it is,
+    for sentence-transformers), which was most of the start of every enrich command and of each extraction
+    worker, and the pipelines neoweave loads run on thinc's numpy ops without it. A process that imported torch
+    already keeps it, and torch imports normally afterwards (thinc then just does not offer its torch layers)."""
+    if "spacy" not in sys.modules and "torch" not in sys.modules:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError: thinc copes
+        try:
+            import spacy
+        finally:
+            if "torch" in sys.modules and sys.modules["torch"] is None:
+                del sys.modules["torch"]
+    import spacy
+
+    return spacy
 
 
 @dataclass
@@ -62,7 +80,7 @@ class FastExtractor:
     @cached_property
     def nlp(self):
         try:
-            import spacy
+            spacy = import_spacy()
         except ImportError as exc:  # pragma: no cover - an install problem
             raise NeoweaveError("the fast entity method needs spaCy", hint="pip install -e '.[nlp]'") from exc
         try:
