@@ -140,7 +140,9 @@ def main() -> None:
                 path.write_text(json.dumps(record(number)) + "\n")
                 step(f"ingest one record ({number - first + 1}){label}", "ingest", str(path), "--no-progress")
         query(f"query ppr after ingest{label}")
-        step(f"enrich kg (the new chunks){label}", "enrich", "kg", "--no-progress")
+        out = step(f"enrich kg (the new chunks){label}", "enrich", "kg", "--no-progress", "--json")
+        report = json.loads(out)
+        steps[-1]["phases"] = {"extract": round(report["extract_seconds"], 2), **report["phase_seconds"]}
         query(f"query ppr after enrich kg{label}")
         step(f"delete one record{label}", "delete", f"small-write-{first}")
         query(f"query ppr after delete{label}")
