@@ -139,8 +139,8 @@ def read_state(store: GraphStore) -> State:
     for key in sorted(documents):  # what `assemble` gives from these rows
         state.documents[key] = set(documents[key])
     if held is not None and held.token is not None and (changed is None or changed):
-        _save(store, held.token, held.end, Rows(entities, forms, documents),
-              None if changed is None else saved["rows"], set(changed or ()))
+        _save(store, held.token, held.end, Rows(entities, forms, documents), None if changed is None else saved,
+              set(changed or ()))
     state.read_again = None if changed is None else len(set(changed))
     return state
 
@@ -246,51 +246,61 @@ def _load(store: GraphStore) -> dict[str, Any] | None:
     return loaded
 
 
-def _save(store: GraphStore, token: str, position: int, rows: Rows, previous: Rows | None,
+def _save(store: GraphStore, token: str, position: int, rows: Rows, previous: dict[str, Any] | None,
           changed: set[str]) -> None:
-    """Save `rows` as read at `position`: every row when `previous` is None, else only those that differ from
-    `previous` (the `changed` entities' rows, and the forms and documents read again), so that a small write
-    writes a little (one transaction: a reader finds the rows of one position)."""
+    """Save `rows` as read at `position`: every row when `previous` (the saved rows they were read over, as
+    `_load` gave them) is None or the file holds another version since, else only the rows that differ from
+    `previous`'s (the `changed` entities', and the forms and documents read again), so that a small write writes
+    a little. One transaction: a reader finds the rows of one position."""
     version = secrets.token_hex(8)
     path = _path(store)
     store.derived.pop("resolution_state", None)
     if path is None:
         store.derived["resolution_state"] = {"token": token, "position": position, "version": version, "rows": rows}
         return
-    if previous is None:
-        entities, forms, documents = list(rows.entities.values()), rows.forms, rows.documents
-        gone_forms: set[str] = set()
-        gone_documents: set[str] = set()
-    else:
-        entities = [rows.entities[key] for key in sorted(changed) if key in rows.entities]
-        forms = {key: value for key, value in rows.forms.items() if previous.forms.get(key) is not value}
-        documents = {key: value for key, value in rows.documents.items() if previous.documents.get(key) is not value}
-        gone_forms = previous.forms.keys() - rows.forms.keys()
-        gone_documents = previous.documents.keys() - rows.documents.keys()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(path, timeout=30)) as connection, connection:
-            for statement in _TABLES:
-                connection.execute(statement)
-            if previous is None:
-                for table in ("entities", "forms", "documents"):
-                    connection.execute(f"DELETE FROM {table}")
-            else:
-                connection.executemany("DELETE FROM entities WHERE id = ?", [(key,) for key in sorted(changed)])
-                connection.executemany("DELETE FROM forms WHERE holder = ?", [(key,) for key in sorted(gone_forms)])
-                connection.executemany("DELETE FROM documents WHERE id = ?", [(key,) for key in sorted(gone_documents)])
-            connection.executemany("INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
-                                   [tuple(row[column] for column in ENTITY_COLUMNS) for row in entities])
-            connection.executemany("INSERT OR REPLACE INTO forms VALUES (?, ?)",
-                                   [(key, json.dumps(value, ensure_ascii=False)) for key, value in forms.items()])
-            connection.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?)",
-                                   [(key, json.dumps(sorted(value))) for key, value in documents.items()])
-            connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
-                ("format", str(FORMAT)), ("token", token), ("position", str(position)), ("version", version)])
+        with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _TABLES:
+                    connection.execute(statement)
+                held = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+                over = previous["rows"] if previous and held.get("version") == previous["version"] else None
+                _write_rows(connection, rows, over, changed)
+                connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                    ("format", str(FORMAT)), ("token", token), ("position", str(position)), ("version", version)])
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
     except (sqlite3.Error, OSError, TypeError, ValueError) as exc:  # only a shortcut is lost: the next run reads all
         log.warning("resolution: could not save the state in %s: %s", path, exc)
         return
     store.derived["resolution_state"] = {"token": token, "position": position, "version": version, "rows": rows}
+
+
+def _write_rows(connection: sqlite3.Connection, rows: Rows, over: Rows | None, changed: set[str]) -> None:
+    """Every row (`over` None), or those that differ from the rows `over` the file holds."""
+    if over is None:
+        for table in ("entities", "forms", "documents"):
+            connection.execute(f"DELETE FROM {table}")
+        entities, forms, documents = list(rows.entities.values()), rows.forms, rows.documents
+    else:
+        entities = [rows.entities[key] for key in sorted(changed) if key in rows.entities]
+        forms = {key: value for key, value in rows.forms.items() if over.forms.get(key) is not value}
+        documents = {key: value for key, value in rows.documents.items() if over.documents.get(key) is not value}
+        connection.executemany("DELETE FROM entities WHERE id = ?", [(key,) for key in sorted(changed)])
+        connection.executemany("DELETE FROM forms WHERE holder = ?",
+                               [(key,) for key in sorted(over.forms.keys() - rows.forms.keys())])
+        connection.executemany("DELETE FROM documents WHERE id = ?",
+                               [(key,) for key in sorted(over.documents.keys() - rows.documents.keys())])
+    connection.executemany("INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
+                           [tuple(row[column] for column in ENTITY_COLUMNS) for row in entities])
+    connection.executemany("INSERT OR REPLACE INTO forms VALUES (?, ?)",
+                           [(key, json.dumps(value, ensure_ascii=False)) for key, value in forms.items()])
+    connection.executemany("INSERT OR REPLACE INTO documents VALUES (?, ?)",
+                           [(key, json.dumps(sorted(value))) for key, value in documents.items()])
 
 
 def forget_saved(store: GraphStore) -> None:
