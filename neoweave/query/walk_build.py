@@ -65,7 +65,7 @@ class _Reads:
         if progress:
             from tqdm import tqdm
 
-            nodes = store.counts().nodes
+            nodes = {row["label"]: int(row["nodes"] or 0) for row in store.run("walk_index_node_counts")}
             total = 2 * nodes.get("Chunk", 0) + 2 * nodes.get("Entity", 0) + nodes.get("Section", 0)
             self.bar = tqdm(total=total, desc="walk index", unit="node", dynamic_ncols=True)
 
