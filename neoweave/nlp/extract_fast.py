@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -47,8 +48,11 @@ def import_spacy():
     """spaCy, imported without letting thinc import torch. thinc imports torch whenever it is installed (it is,
     for sentence-transformers), which was most of the start of every enrich command and of each extraction
     worker, and the pipelines neoweave loads run on thinc's numpy ops without it. A process that imported torch
-    already keeps it, and torch imports normally afterwards (thinc then just does not offer its torch layers)."""
-    if "spacy" not in sys.modules and "torch" not in sys.modules:
+    already keeps it, and torch imports normally afterwards (thinc then just does not offer its torch layers). Only
+    from the main thread: another thread importing torch meanwhile would fail (a server's request threads import
+    spaCy the usual way)."""
+    if "spacy" not in sys.modules and "torch" not in sys.modules \
+            and threading.current_thread() is threading.main_thread():
         sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError: thinc copes
         try:
             import spacy
