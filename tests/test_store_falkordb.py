@@ -397,6 +397,11 @@ EXAMPLES = {
                    "per_node": 3, "max_mentions": 100, "link_methods": ["authored", "inferred"]},
     "entity_redirects": {"ids": ["code:asyncio"]},
     "entity_resolution_candidates": {},
+    "entity_resolution_candidates_of": {"ids": ["code:asyncio", "nowhere"]},
+    "kg_count_entities": {},
+    "kg_count_relations": {},
+    "kg_count_homes": {},
+    "walk_index_node_counts": {},
     "entity_documents": {"ids": ["code:asyncio"]},
     "entity_embeddings": {"ids": ["code:asyncio"]},
     "entity_properties": {"ids": ["code:asyncio"]},
@@ -586,7 +591,8 @@ RETURNS_ROWS = {"meta_get", "ping", "list_indexes", "vector_index_documents", "l
                 "count_nodes_by_label", "meta_set", "document_hashes", "pending_link_documents", "section_links",
                 "document_anchor_maps", "find_documents", "mark_unresolved_documents_pending", "document_titles",
                 "kg_section_titles", "kg_document_anchors", "meta_stamp_get", "walk_index_chunks",
-                "walk_index_chunk_vectors", "chunk_texts_page"}
+                "walk_index_chunk_vectors", "chunk_texts_page", "kg_count_entities", "kg_count_relations",
+                "kg_count_homes", "walk_index_node_counts"}
 
 
 def test_every_falkordb_statement_has_an_example():
