@@ -88,6 +88,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="transfer-", dir=args.work))
     export_dir, copy_dir = work / "export", work / "copy"
     questions = [json.loads(line)["question"] for line in args.qa.read_text(encoding="utf-8").splitlines()
