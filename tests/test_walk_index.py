@@ -4,6 +4,7 @@ and never used once the graph has changed (the write stamp)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,13 +215,13 @@ def test_a_saved_index_loads_memory_mapped_only_at_its_stamp(both_graphs, tmp_pa
     assert manifest["stamp"] == "s1" and manifest["chunks"] == len(index.chunk_ids)
     assert WalkIndex.load(root, "s2") is None and WalkIndex.saved_under(root)
     loaded = WalkIndex.load(root, "s1")
-    assert loaded is not None and isinstance(loaded.entity_vectors.base, np.memmap)
+    assert loaded is not None and isinstance(loaded.entity_vectors.stored.base, np.memmap)
     for name in ("chunk_ids", "entity_ids", "mention_idx", "related_weight", "link_vectors", "entity_mentions"):
         assert np.array_equal(getattr(loaded, name), getattr(index, name), equal_nan=name == "entity_mentions")
     index.stamp = "s2"
     index.save(root)  # the newer one replaces it: nothing of the older one is left
     assert WalkIndex.load(root, "s1") is None and WalkIndex.load(root, "s2") is not None
-    assert sorted(p.name for p in root.iterdir()) == ["s2"]
+    assert sorted(p.name for p in root.iterdir()) == ["s2", "vectors"]
     (root / "s2" / "manifest.json").write_text("{not json")
     assert WalkIndex.load(root, "s2") is None
     index.stamp = "../elsewhere"  # a hand-edited stamp never names a path
@@ -305,7 +306,7 @@ def test_a_step_that_writes_nothing_the_index_reads_keeps_it_instead_of_rebuildi
         assert kb.store.stamp() != stamp  # the step wrote ...
         assert kb.store.statement_counts["walk_index_chunks"] == reads, step  # ... and the index was not rebuilt
         assert kb.walk_index()["current"]
-        assert sorted(path.name for path in directory.iterdir()) == [kb.store.stamp()]  # moved on disk
+        assert sorted(path.name for path in directory.iterdir()) == [kb.store.stamp(), "vectors"]  # moved
         kept = WalkIndex.load(directory, kb.store.stamp())
         assert kept is not None
         _same_index(kept, build_walk_index(kb.store, "fresh"))  # what a rebuild would give
@@ -316,7 +317,7 @@ def test_a_step_that_writes_nothing_the_index_reads_keeps_it_instead_of_rebuildi
         kb.store.query("MERGE (t:Tag {name: 'first'})", write=True)
         other.query("MATCH (e:Entity) WITH e ORDER BY e.id LIMIT 1 SET e.mention_count = 999", write=True)
     other.close()
-    assert not kb.walk_index()["current"] and [path.name for path in directory.iterdir()] == [before]
+    assert not kb.walk_index()["current"] and sorted(path.name for path in directory.iterdir()) == [before, "vectors"]
     kb.walk_index(rebuild=True)
     _same_index(WalkIndex.load(directory, kb.store.stamp()), build_walk_index(kb.store, "fresh"))
 
@@ -368,3 +369,70 @@ def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(
         assert np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"), name
     changed = WalkIndex.numbers(fresh.chunk_ids, ["red:0"])[0]
     assert not np.array_equal(before.chunk_vectors[changed], fresh.chunk_vectors[changed])
+
+
+def _vector_files(root: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_size for path in (root / "vectors").glob("*.f32")}
+
+
+def test_saving_an_update_appends_only_the_vectors_it_read(both_graphs, embedder, tmp_path):
+    """The vectors an update takes from the previous index stay where they were written: saving it appends the
+    rows it read (one chunk, one link context) to the same files, and a process still reading the older index
+    sees its vectors unchanged."""
+    store, root = both_graphs, tmp_path / "walk-index"
+    first = build_walk_index(store, "s1")
+    first.save(root)
+    files = _vector_files(root)
+    assert sorted(name.split("-")[0] for name in files) == ["chunk_vectors", "entity_vectors", "link_vectors"]
+    older = WalkIndex.load(root, "s1")
+    assert older is not None
+    older_chunks, older_links = np.asarray(older.chunk_vectors), np.asarray(older.link_vectors)
+    new_vector = embedder.embed(["a chunk about something else entirely"])[0]
+    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = null", write=True)
+    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = vecf32($v)", {"v": new_vector}, write=True)
+    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
+                "SET l.context_embedding = null", write=True)
+    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
+                "SET l.context_embedding = vecf32($v)", {"v": new_vector}, write=True)
+    updated = build_walk_index(store, "s2", previous=older)
+    updated.save(root)
+    row = 384 * 4
+    grown = {name: size - files[name] for name, size in _vector_files(root).items()}
+    assert grown == {name: row if name.startswith(("chunk", "link")) else 0 for name in files}
+    loaded = WalkIndex.load(root, "s2")
+    fresh = build_walk_index(store, "s2")
+    for index in (updated, loaded):
+        for name in WalkIndex.arrays():
+            if name.endswith("_vectors"):
+                assert np.array_equal(np.asarray(getattr(index, name)), np.asarray(getattr(fresh, name))), name
+    assert np.array_equal(np.asarray(older.chunk_vectors), older_chunks)
+    assert np.array_equal(np.asarray(older.link_vectors), older_links)
+
+
+def test_a_file_mostly_of_unused_rows_is_written_again_with_the_rows_in_use(both_graphs, embedder, tmp_path,
+                                                                           monkeypatch):
+    """When the rows no index uses outnumber those in use, a save writes the rows in use to a new file; the
+    old one goes once no saved index names it."""
+    from neoweave.query import walk_vectors
+
+    monkeypatch.setattr(walk_vectors, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr(walk_vectors, "KEEP_UNNAMED_SECONDS", 0.0)
+    store, root = both_graphs, tmp_path / "walk-index"
+    index = build_walk_index(store, "s0")
+    index.save(root)
+    chunks = len(index.chunk_ids)
+    first = {name for name in _vector_files(root) if name.startswith("chunk")}
+    for step in range(1, 4):  # every chunk vector changed: each update reads them all again
+        vectors = embedder.embed([f"version {step} of chunk {i}" for i in range(chunks)])
+        rows = [{"id": WalkIndex.id_of(index.chunk_ids, i), "v": vector} for i, vector in enumerate(vectors)]
+        store.query("MATCH (c:Chunk) SET c.embedding = null", write=True)
+        store.query("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) SET c.embedding = vecf32(row.v)",
+                    {"rows": rows}, write=True)
+        index = build_walk_index(store, f"s{step}", previous=index)
+        index.save(root)
+        loaded = WalkIndex.load(root, f"s{step}")
+        assert loaded is not None and np.array_equal(np.asarray(loaded.chunk_vectors),
+                                                     np.asarray(build_walk_index(store, "x").chunk_vectors))
+    now = {name: size for name, size in _vector_files(root).items() if name.startswith("chunk")}
+    assert not first & set(now), "the first file, mostly unused rows, is gone"
+    assert all(size <= 2 * chunks * 384 * 4 for size in now.values())

@@ -2,10 +2,10 @@
 
 Three paged statements read the nodes and links with a fingerprint of each vector instead of the vector (its
 cosine to a fixed probe: one number where the vector is 384, and a changed vector gets another one); two more
-read the mentions and relations. Vectors are then taken from the previous index where id and fingerprint match,
-and read from the store (by id, or by source section for links) only for the rest: a build after a small write
-reads a few vectors, a first build all of them. Vectors travel as decimal text, so reading them is most of a
-first build's time.
+read the mentions and relations. Vectors are then taken from the previous index where id and fingerprint match
+(the same rows of its files: `walk_vectors`), and read from the store (by id, or by source section for links)
+only for the rest: a build after a small write reads and saves a few vectors, a first build all of them. Vectors
+travel as decimal text, so reading them is most of a first build's time.
 
 The mentions and relations, most of a build's rows (2.6M mentions at 111k chunks), are read whole only by a
 first build. A later one takes them from the previous index except around the entities the kg step's record of
@@ -28,6 +28,7 @@ from neoweave.enrich.kg_changes import read_log
 from neoweave.graph_schema.footprint import check
 from neoweave.query.walk_index import PAGE, VECTOR_DTYPE, WalkIndex
 from neoweave.query.walk_update import Relations, codes, updated_edges
+from neoweave.query.walk_vectors import VectorRows
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -208,17 +209,17 @@ def _build(reads: _Reads, stamp: str, previous: WalkIndex | None, changed: list[
 
 # -- vectors ------------------------------------------------------------------------------------
 def _node_vectors(reads: _Reads, statement: str, ids: np.ndarray, fingerprints: np.ndarray,
-                  previous: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+                  previous: tuple[np.ndarray, np.ndarray, VectorRows] | None) -> tuple[VectorRows, np.ndarray]:
     """Unit vectors for `ids` (sorted): the previous index's row where id and fingerprint match, else read
     from the store; (vectors, which ids have one)."""
     present = ~np.isnan(fingerprints)
-    vectors = np.zeros((len(ids), len(reads.probe)), dtype=VECTOR_DTYPE)
+    vectors = VectorRows.empty(len(ids), len(reads.probe), previous[2] if previous is not None else None)
     wanted = present.copy()
     if previous is not None and len(previous[0]) and len(ids):
         old_ids, old_fingerprints, old_vectors = previous
         at = np.minimum(np.searchsorted(old_ids, ids), len(old_ids) - 1)
         same = wanted & (old_ids[at] == ids) & (old_fingerprints[at] == fingerprints)
-        vectors[same] = old_vectors[at[same]]
+        vectors.take(np.flatnonzero(same), old_vectors, at[same])
         wanted &= ~same
     numbers = np.flatnonzero(wanted)
     reads.done(0, more=len(numbers))
@@ -227,27 +228,32 @@ def _node_vectors(reads: _Reads, statement: str, ids: np.ndarray, fingerprints: 
         rows = reads.store.run(statement, {"ids": [bytes(ids[n]).decode() for n in batch]})
         got = {row["key"]: row["embedding"] for row in rows}
         found, has = _unit_vectors([got.get(bytes(ids[n]).decode()) for n in batch], len(reads.probe))
-        vectors[batch], present[batch] = found, has
+        vectors.put(batch[has], found[has])
+        present[batch] = has
         reads.done(len(batch))
     reads.vectors_read += len(numbers)
     return vectors, present
 
 
 def _link_vectors(reads: _Reads, keys: list[tuple[bytes, bytes, str, float]], previous: WalkIndex | None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  ) -> tuple[VectorRows, np.ndarray]:
     """Unit context vectors per link (`keys`: source, target, method, fingerprint): the previous index's
     where a link with the same key was, else read with every link of its source section."""
-    vectors = np.zeros((len(keys), len(reads.probe)), dtype=VECTOR_DTYPE)
+    vectors = VectorRows.empty(len(keys), len(reads.probe), previous.link_vectors if previous is not None else None)
     present = np.array([not np.isnan(key[3]) for key in keys], dtype=bool)
     kept = _previous_links(previous)
     wanted: dict[tuple[bytes, bytes, str, float], list[int]] = {}
+    taken: list[tuple[int, int]] = []
     for number, key in enumerate(keys):
         if not present[number]:
             continue
         if key in kept:
-            vectors[number] = previous.link_vectors[kept[key]]  # type: ignore[union-attr]
+            taken.append((number, kept[key]))
         else:
             wanted.setdefault(key, []).append(number)
+    if taken:
+        pairs = np.array(taken, dtype=np.int64)
+        vectors.take(pairs[:, 0], previous.link_vectors, pairs[:, 1])  # type: ignore[union-attr]
     sections = sorted({key[0] for key in wanted})
     reads.vectors_read += sum(len(numbers) for numbers in wanted.values())
     reads.done(0, more=sum(len(numbers) for numbers in wanted.values()))
@@ -261,7 +267,7 @@ def _link_vectors(reads: _Reads, keys: list[tuple[bytes, bytes, str, float]], pr
             numbers = wanted.pop(key, [])
             if numbers and row["embedding"] is not None:
                 found, _ = _unit_vectors([row["embedding"]], len(reads.probe))
-                vectors[numbers] = found[0]
+                vectors.put(np.array(numbers, dtype=np.int64), np.repeat(found, len(numbers), axis=0))
                 reads.done(len(numbers))
     for numbers in wanted.values():  # changed again since the fingerprints were read: the stamp check drops it
         present[numbers] = False

@@ -5,11 +5,12 @@ It holds the walk's graph as sorted id arrays and CSR adjacency (chunk - entity 
 entity - home section, entity - entity relations with their weights, section - section links with their method,
 section - chunk), the mention count and type of each entity, and the unit vectors the expansion ranks by (chunks,
 entities, link contexts; float32 as the store keeps them: a float16 copy is half the bytes, but converting it
-cost a query 3.5 ms of 19) with a fingerprint of each. `walk_build` builds it from the graph; it records the
-graph's write stamp (`GraphStore.stamp`): every write through a neoweave store replaces the stamp, so an index
-whose stamp differs from the graph's is never used. `WalkIndexes` keeps the current one for a store, loading it
-from its directory or building it when the stamp moved (from the previous one: only the vectors that changed
-are read).
+cost a query 3.5 ms of 19) with a fingerprint of each. Vectors are rows of append-only files successive indexes
+share (`walk_vectors`): saving an update writes the rows it read, not every vector again. `walk_build` builds it
+from the graph; it records the graph's write stamp (`GraphStore.stamp`): every write through a neoweave store
+replaces the stamp, so an index whose stamp differs from the graph's is never used. `WalkIndexes` keeps the current
+one for a store, loading it from its directory or building it when the stamp moved (from the previous one: only the
+vectors that changed are read).
 
 `expand` (in `walk_expand`) gives exactly the rows of the `ppr_expand` statement, so the walk is the same with or
 without the index.
@@ -30,16 +31,19 @@ from typing import Any
 
 import numpy as np
 
+from neoweave.query.walk_vectors import VectorRows, remove_unnamed
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5
+FORMAT = 6
 """Version of the files' layout; a directory of another version is rebuilt."""
 PAGE = 2000
 """Nodes per page of a build statement."""
 VECTOR_DTYPE = np.float32
 _VECTORS = ("chunk_vectors", "entity_vectors", "link_vectors")
+"""The fields that are `VectorRows`: a slot array in the index's directory, rows in `vectors/`."""
+VECTOR_FILES = "vectors"
 _SCALARS = ("stamp", "log", "position")
 """The fields that are not arrays (kept in the manifest)."""
 _STAMP = re.compile(r"[0-9A-Za-z_-]{1,64}")
@@ -53,14 +57,14 @@ class WalkIndex:
 
     stamp: str
     chunk_ids: np.ndarray
-    chunk_vectors: np.ndarray  # unit vectors (float32)
+    chunk_vectors: VectorRows  # unit vectors (float32)
     chunk_fingerprint: np.ndarray  # the embedding's cosine to the probe (walk_build.probe): equal = unchanged
     chunk_section: np.ndarray  # section number, -1 without one
     section_ids: np.ndarray
     section_chunk_ptr: np.ndarray
     section_chunk_idx: np.ndarray  # chunk numbers, ascending
     entity_ids: np.ndarray
-    entity_vectors: np.ndarray
+    entity_vectors: VectorRows
     entity_has_vector: np.ndarray
     entity_fingerprint: np.ndarray  # NaN without a vector
     entity_mentions: np.ndarray  # float64, NaN where the graph has none
@@ -87,7 +91,7 @@ class WalkIndex:
     link_ptr: np.ndarray
     link_authored: np.ndarray  # method is null or 'authored'
     link_inferred: np.ndarray
-    link_vectors: np.ndarray
+    link_vectors: VectorRows
     link_has_vector: np.ndarray
     link_fingerprint: np.ndarray  # NaN without a context vector
     log: str | None = None
@@ -139,7 +143,7 @@ class WalkIndex:
 
     @property
     def dimension(self) -> int:
-        return int(self.chunk_vectors.shape[1]) if self.chunk_vectors.ndim == 2 else 0
+        return self.chunk_vectors.dimension
 
     def entity_cosines(self, numbers: np.ndarray, question: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The products of these entities' vectors with `question` (cosines for a unit question) in one float32
@@ -148,7 +152,7 @@ class WalkIndex:
         present = self.entity_has_vector[numbers]
         products = np.zeros(len(numbers), dtype=np.float32)
         if present.any():
-            products[present] = np.asarray(self.entity_vectors[numbers[present]], dtype=np.float32) @ question
+            products[present] = self.entity_vectors[numbers[present]] @ question
         return products, present
 
     def describe(self) -> dict[str, Any]:
@@ -157,36 +161,47 @@ class WalkIndex:
                 "relations": len(self.related_start), "bytes": self.nbytes()}
 
     def nbytes(self) -> int:
-        """Bytes of all arrays (on disk; in memory as far as they are read)."""
-        return sum(np.asarray(getattr(self, name)).nbytes for name in self.arrays())
+        """Bytes of all arrays and of the vector rows in use (on disk; in memory as far as they are read)."""
+        return sum(getattr(self, name).nbytes for name in self.arrays())
 
     @classmethod
     def arrays(cls) -> list[str]:
-        """The names of the fields that are arrays (one .npy file each)."""
+        """The names of the fields that are arrays (one .npy file each; a `VectorRows`' file holds its slots)."""
         return [f.name for f in fields(cls) if f.name not in _SCALARS]
 
     # -- files -----------------------------------------------------------------------------------
     def save(self, root: Path) -> None:
-        """Write every array as .npy and the manifest last into `root/<stamp>`, a new directory renamed into place;
-        then remove the indexes of other stamps (a process still reading one keeps its open files)."""
+        """Write the vector rows not saved yet to `root/vectors`, every other array as .npy and the manifest last
+        into `root/<stamp>`, a new directory renamed into place; then remove the indexes of other stamps and the
+        vector files none names (a process still reading one keeps its open files). The index then reads its
+        vectors from the files."""
         if not _STAMP.fullmatch(self.stamp):
             raise OSError(f"stamp {self.stamp!r} cannot name a directory")
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".building-", dir=root))
         try:
+            saved: dict[str, VectorRows] = {}
+            entries: dict[str, dict[str, Any]] = {}
+            for name in _VECTORS:
+                saved[name], entries[name] = getattr(self, name).save(root / VECTOR_FILES, name)
             for name in self.arrays():
-                np.save(staging / f"{name}.npy", np.asarray(getattr(self, name)), allow_pickle=False)
-            (staging / "manifest.json").write_text(json.dumps({"format": FORMAT, "stamp": self.stamp, "log": self.log,
-                                                               "position": self.position, **self.describe()}))
+                array = saved[name].slot if name in saved else np.asarray(getattr(self, name))
+                np.save(staging / f"{name}.npy", array, allow_pickle=False)
+            (staging / "manifest.json").write_text(json.dumps({
+                "format": FORMAT, "stamp": self.stamp, "log": self.log, "position": self.position,
+                "dimension": self.dimension, "vectors": entries, **self.describe()}))
             final = root / self.stamp
             shutil.rmtree(final, ignore_errors=True)
             staging.rename(final)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        for name, rows in saved.items():  # one attribute each: a reader holds the old rows or the new
+            setattr(self, name, rows)
         for other in root.iterdir():
-            if other != final and not other.name.startswith(".building-"):
+            if other != final and other.name != VECTOR_FILES and not other.name.startswith(".building-"):
                 shutil.rmtree(other, ignore_errors=True)
+        remove_unnamed(root / VECTOR_FILES, {str(entry["file"]) for entry in entries.values()})
 
     @classmethod
     def load(cls, root: Path, stamp: str) -> WalkIndex | None:
@@ -200,12 +215,13 @@ class WalkIndex:
             return None
         if manifest.get("format") != FORMAT or manifest.get("stamp") != stamp:
             return None
-        try:  # vectors stay on disk, read as touched (plain ndarray views: memmap indexing costs 1 us a call)
-            arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r" if name in _VECTORS else None,
-                                    allow_pickle=False) for name in cls.arrays()}
+        try:  # vectors stay on disk, read as touched
+            arrays: dict[str, Any] = {name: np.load(directory / f"{name}.npy", allow_pickle=False)
+                                      for name in cls.arrays()}
             for name in _VECTORS:
-                arrays[name] = arrays[name].view(np.ndarray)
-        except (OSError, ValueError) as exc:  # removed meanwhile by a newer index, or damaged
+                arrays[name] = VectorRows.load(root / VECTOR_FILES, manifest["vectors"][name], arrays[name],
+                                               int(manifest["dimension"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # removed meanwhile by a newer index, or damaged
             log.warning("walk index in %s unreadable (%s)", directory, exc)
             return None
         return cls(stamp=stamp, log=manifest.get("log"), position=int(manifest.get("position") or 0), **arrays)
