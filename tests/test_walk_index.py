@@ -413,10 +413,10 @@ def test_a_file_mostly_of_unused_rows_is_written_again_with_the_rows_in_use(both
                                                                            monkeypatch):
     """When the rows no index uses outnumber those in use, a save writes the rows in use to a new file; the
     old one goes once no saved index names it."""
-    from neoweave.query import walk_vectors
+    from neoweave.query import walk_storage
 
-    monkeypatch.setattr(walk_vectors, "COMPACT_MIN_ROWS", 0)
-    monkeypatch.setattr(walk_vectors, "KEEP_UNNAMED_SECONDS", 0.0)
+    monkeypatch.setattr(walk_storage, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr(walk_storage, "KEEP_UNNAMED_SECONDS", 0.0)
     store, root = both_graphs, tmp_path / "walk-index"
     index = build_walk_index(store, "s0")
     index.save(root)
@@ -436,3 +436,17 @@ def test_a_file_mostly_of_unused_rows_is_written_again_with_the_rows_in_use(both
     now = {name: size for name, size in _vector_files(root).items() if name.startswith("chunk")}
     assert not first & set(now), "the first file, mostly unused rows, is gone"
     assert all(size <= 2 * chunks * 384 * 4 for size in now.values())
+
+
+def test_arrays_mostly_padding_are_saved_compressed_and_load_the_same(tmp_path):
+    from neoweave.query.walk_storage import load_array, save_array
+
+    ids = np.array(sorted(f"entity:{i}".encode() + (b"x" * 120 if i == 7 else b"") for i in range(20_000)))
+    counts = np.ones(20_000, dtype=np.float64)
+    noise = np.random.default_rng(1).random(20_000)
+    for name, array in (("ids", ids), ("counts", counts), ("noise", noise), ("small", ids[:10])):
+        save_array(tmp_path, name, array)
+        assert np.array_equal(load_array(tmp_path, name), array) and load_array(tmp_path, name).dtype == array.dtype
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "counts.npy.z", "ids.npy.z", "noise.npy", "small.npy"]
+    assert (tmp_path / "ids.npy.z").stat().st_size * 10 < ids.nbytes

@@ -3,7 +3,7 @@
 Three paged statements read the nodes and links with a fingerprint of each vector instead of the vector (its
 cosine to a fixed probe: one number where the vector is 384, and a changed vector gets another one); two more
 read the mentions and relations. Vectors are then taken from the previous index where id and fingerprint match
-(the same rows of its files: `walk_vectors`), and read from the store (by id, or by source section for links)
+(the same rows of its files: `walk_storage`), and read from the store (by id, or by source section for links)
 only for the rest: a build after a small write reads and saves a few vectors, a first build all of them. Vectors
 travel as decimal text, so reading them is most of a first build's time.
 
@@ -27,8 +27,8 @@ import numpy as np
 from neoweave.enrich.kg_changes import read_log
 from neoweave.graph_schema.footprint import check
 from neoweave.query.walk_index import PAGE, VECTOR_DTYPE, WalkIndex
+from neoweave.query.walk_storage import VectorRows
 from neoweave.query.walk_update import Relations, codes, updated_edges
-from neoweave.query.walk_vectors import VectorRows
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ entity - home section, entity - entity relations with their weights, section - s
 section - chunk), the mention count and type of each entity, and the unit vectors the expansion ranks by (chunks,
 entities, link contexts; float32 as the store keeps them: a float16 copy is half the bytes, but converting it
 cost a query 3.5 ms of 19) with a fingerprint of each. Vectors are rows of append-only files successive indexes
-share (`walk_vectors`): saving an update writes the rows it read, not every vector again. `walk_build` builds it
+share (`walk_storage`): saving an update writes the rows it read, not every vector again. `walk_build` builds it
 from the graph; it records the graph's write stamp (`GraphStore.stamp`): every write through a neoweave store
 replaces the stamp, so an index whose stamp differs from the graph's is never used. `WalkIndexes` keeps the current
 one for a store, loading it from its directory or building it when the stamp moved (from the previous one: only the
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from neoweave.query.walk_vectors import VectorRows, remove_unnamed
+from neoweave.query.walk_storage import VectorRows, load_array, remove_unnamed, save_array
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -186,7 +186,7 @@ class WalkIndex:
                 saved[name], entries[name] = getattr(self, name).save(root / VECTOR_FILES, name)
             for name in self.arrays():
                 array = saved[name].slot if name in saved else np.asarray(getattr(self, name))
-                np.save(staging / f"{name}.npy", array, allow_pickle=False)
+                save_array(staging, name, array)
             (staging / "manifest.json").write_text(json.dumps({
                 "format": FORMAT, "stamp": self.stamp, "log": self.log, "position": self.position,
                 "dimension": self.dimension, "vectors": entries, **self.describe()}))
@@ -216,8 +216,7 @@ class WalkIndex:
         if manifest.get("format") != FORMAT or manifest.get("stamp") != stamp:
             return None
         try:  # vectors stay on disk, read as touched
-            arrays: dict[str, Any] = {name: np.load(directory / f"{name}.npy", allow_pickle=False)
-                                      for name in cls.arrays()}
+            arrays: dict[str, Any] = {name: load_array(directory, name) for name in cls.arrays()}
             for name in _VECTORS:
                 arrays[name] = VectorRows.load(root / VECTOR_FILES, manifest["vectors"][name], arrays[name],
                                                int(manifest["dimension"]))

@@ -1,4 +1,5 @@
-"""The walk index's vectors: rows of append-only files that successive indexes share.
+"""The walk index's files: its vectors as rows of append-only files that successive indexes share, and its other
+arrays compressed where that pays.
 
 An index numbers nodes by their sorted ids, so one new id moves every row after it; saving the vectors as one
 array per index rewrote all of them after every small write (most of the index's bytes). Here a node's number
@@ -14,10 +15,12 @@ generation) instead; files no saved index names are removed.
 from __future__ import annotations
 
 import fcntl
+import io
 import logging
 import os
 import secrets
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,10 @@ COMPACT_MIN_ROWS = 4096
 """Files this small are never compacted."""
 KEEP_UNNAMED_SECONDS = 600.0
 """A file no saved index names is removed only when older than this: a build under way elsewhere may use it."""
+COMPRESSION_LEVEL = 1
+"""zlib's fastest level: padding and repeated values shrink as well at it as at slower ones."""
+COMPRESS_FROM_BYTES = 65536
+"""Smaller arrays are written as they are."""
 
 
 class VectorRows:
@@ -236,3 +243,25 @@ def _map(path: Path, dimension: int, rows: int) -> np.ndarray:
     if path.stat().st_size < rows * dimension * DTYPE().itemsize:
         raise OSError(f"{path} holds fewer than {rows} rows")
     return np.memmap(path, dtype=DTYPE, mode="r", shape=(rows, dimension)).view(np.ndarray)
+
+
+def save_array(directory: Path, name: str, array: np.ndarray) -> None:
+    """As .npy, or zlib-compressed (.npy.z) when that is at most a third of the bytes: the fixed-width ids are
+    mostly padding and the mention counts mostly 1, and every update writes them again."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    data = buffer.getvalue()
+    packed = zlib.compress(data, COMPRESSION_LEVEL) if len(data) >= COMPRESS_FROM_BYTES else None
+    if packed is not None and len(packed) * 3 <= len(data):
+        (directory / f"{name}.npy.z").write_bytes(packed)
+    else:
+        (directory / f"{name}.npy").write_bytes(data)
+
+
+def load_array(directory: Path, name: str) -> np.ndarray:
+    """The array `save_array` wrote, whichever way."""
+    try:
+        return np.load(directory / f"{name}.npy", allow_pickle=False)
+    except FileNotFoundError:
+        data = zlib.decompress((directory / f"{name}.npy.z").read_bytes())
+        return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
