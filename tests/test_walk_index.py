@@ -450,3 +450,34 @@ def test_arrays_mostly_padding_are_saved_compressed_and_load_the_same(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         "counts.npy.z", "ids.npy.z", "noise.npy", "small.npy"]
     assert (tmp_path / "ids.npy.z").stat().st_size * 10 < ids.nbytes
+
+
+def test_processes_saving_into_one_directory_never_lose_the_rows_they_map(tmp_path, monkeypatch):
+    """Saves that start new files while others remove the files no index names (at once, no grace time): each
+    save maps its rows before they can be removed, so the rows it returns read back what it saved."""
+    import threading
+
+    from neoweave.query import walk_storage
+    from neoweave.query.walk_storage import VectorRows, remove_unnamed
+
+    monkeypatch.setattr(walk_storage, "KEEP_UNNAMED_SECONDS", -1.0)
+    failures: list[str] = []
+
+    def saver(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            matrix = rng.random((50, 8), dtype=np.float32)
+            try:
+                saved, entry = VectorRows.of_matrix(matrix, np.ones(50, dtype=bool)).save(tmp_path, "chunk_vectors")
+                remove_unnamed(tmp_path, {entry["file"]})
+                if not np.array_equal(np.asarray(saved), matrix):
+                    failures.append("rows differ")
+            except OSError as exc:
+                failures.append(repr(exc))
+
+    threads = [threading.Thread(target=saver, args=(seed,)) for seed in (1, 2, 3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []

@@ -176,8 +176,8 @@ class VectorRows:
                     out.flush()
                     os.fsync(out.fileno())
             rows = int(slot.max()) + 1 if len(slot) and slot.max() >= 0 else 0
-        saved = VectorRows(slot, self.dimension, stored=_map(path, self.dimension, rows), file=name)  # type: ignore[arg-type]
-        return saved, {"file": name, "rows": rows}
+            stored = _map(path, self.dimension, rows)  # type: ignore[arg-type]  # mapped before another removes it
+        return VectorRows(slot, self.dimension, stored=stored, file=name), {"file": name, "rows": rows}
 
     @classmethod
     def load(cls, directory: Path, entry: dict[str, Any], slot: np.ndarray, dimension: int) -> VectorRows:
@@ -194,9 +194,11 @@ def remove_unnamed(directory: Path, named: set[str]) -> None:
         return
     now = time.time()
     for path in directory.glob("*.f32"):
+        kind = path.name.rsplit("-", 1)[0]
         try:
-            if path.name not in named and now - path.stat().st_mtime > KEEP_UNNAMED_SECONDS:
-                path.unlink()
+            with _locked(directory / f"{kind}.lock"):  # not while a save of its kind writes or maps one
+                if path.name not in named and now - path.stat().st_mtime > KEEP_UNNAMED_SECONDS:
+                    path.unlink()
         except OSError:
             pass
 
