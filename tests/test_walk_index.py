@@ -347,17 +347,22 @@ def test_a_link_without_its_context_embedding_is_skipped_with_or_without_the_ind
             "or `neoweave enrich kg`"]
 
 
-def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(both_graphs, embedder):
-    store = both_graphs
-    before = build_walk_index(store, "s1")
-    new_vector = embedder.embed(["a chunk about something else entirely"])[0]
-    # (FalkorDB ignores a vector SET over a vector: cleared first, as the enrich steps do)
+def _change_chunk_and_link_vectors(store, new_vector: list[float]) -> None:
+    """Give chunk red:0 and the link red -> carla another vector (FalkorDB ignores a vector SET over a vector:
+    cleared first, as the enrich steps do)."""
     store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = null", write=True)
     store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = vecf32($v)", {"v": new_vector}, write=True)
     store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
                 "SET l.context_embedding = null", write=True)
     store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
                 "SET l.context_embedding = vecf32($v)", {"v": new_vector}, write=True)
+
+
+def test_a_rebuild_reads_only_the_vectors_that_changed_and_equals_a_fresh_build(both_graphs, embedder):
+    store = both_graphs
+    before = build_walk_index(store, "s1")
+    new_vector = embedder.embed(["a chunk about something else entirely"])[0]
+    _change_chunk_and_link_vectors(store, new_vector)
     counts = dict(store.statement_counts)
     rebuilt = build_walk_index(store, "s2", previous=before)
     read = {name: store.statement_counts[name] - counts.get(name, 0)
@@ -388,12 +393,7 @@ def test_saving_an_update_appends_only_the_vectors_it_read(both_graphs, embedder
     assert older is not None
     older_chunks, older_links = np.asarray(older.chunk_vectors), np.asarray(older.link_vectors)
     new_vector = embedder.embed(["a chunk about something else entirely"])[0]
-    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = null", write=True)
-    store.query("MATCH (c:Chunk {id: 'red:0'}) SET c.embedding = vecf32($v)", {"v": new_vector}, write=True)
-    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
-                "SET l.context_embedding = null", write=True)
-    store.query("MATCH (:Section {id: 'red'})-[l:LINKS_TO]->(:Section {id: 'carla'}) "
-                "SET l.context_embedding = vecf32($v)", {"v": new_vector}, write=True)
+    _change_chunk_and_link_vectors(store, new_vector)
     updated = build_walk_index(store, "s2", previous=older)
     updated.save(root)
     row = 384 * 4

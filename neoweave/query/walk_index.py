@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from neoweave.query.walk_storage import VectorRows, load_array, remove_unnamed, save_array
+from neoweave.query.walk_storage import DTYPE, VectorRows, load_array, remove_unnamed, save_array
 from neoweave.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,8 @@ FORMAT = 6
 """Version of the files' layout; a directory of another version is rebuilt."""
 PAGE = 2000
 """Nodes per page of a build statement."""
-VECTOR_DTYPE = np.float32
+VECTOR_DTYPE = DTYPE
+"""The vectors' type (one source: `walk_storage.DTYPE`)."""
 _VECTORS = ("chunk_vectors", "entity_vectors", "link_vectors")
 """The fields that are `VectorRows`: a slot array in the index's directory, rows in `vectors/`."""
 VECTOR_FILES = "vectors"
